@@ -1,0 +1,212 @@
+"""The gateway's only door into `toolboxes/`: immutable snapshots of keys and configuration.
+
+Snapshots live in this process and are reloaded when the tenant's version counter in the
+shared cache moves (`toolboxes.versions`, bumped on every save in any process), so the hot
+path reads one cache value and never the database. Secrets stay in this process's memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from asgiref.sync import sync_to_async
+from django.core.cache import cache
+from django.db import close_old_connections, connections
+
+from toolboxes import versions
+from toolboxes.models import ApiKey, Tenant
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    name: str
+    transport: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str = ""
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    tool_filters: tuple[str, ...] = ("*",)
+    timeout: float = 60.0
+    fingerprint: str = field(default="", compare=False)
+
+    def allows(self, tool_name: str) -> bool:
+        return "*" in self.tool_filters or tool_name in self.tool_filters
+
+    @property
+    def is_stdio(self) -> bool:
+        return self.transport == "stdio"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolboxConfig:
+    name: str
+    description: str
+    servers: tuple[ServerConfig, ...]
+
+    def server(self, name: str) -> ServerConfig | None:
+        return next((server for server in self.servers if server.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class TenantConfig:
+    tenant_id: int
+    slug: str
+    active: bool
+    version: int
+    toolboxes: tuple[ToolboxConfig, ...]
+    max_connections: int | None = None  # None: the gateway's default
+
+    def toolbox(self, name: str) -> ToolboxConfig | None:
+        return next((toolbox for toolbox in self.toolboxes if toolbox.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """What verifying a key needs; the key itself is never kept."""
+
+    key_id: int
+    prefix: str
+    key_hash: str
+    tenant_id: int
+    revoked: bool
+    expires_at: float | None
+    toolboxes: frozenset[str] | None  # None: every toolbox of the tenant
+    version: int
+
+    def allows(self, toolbox: str) -> bool:
+        return self.toolboxes is None or toolbox in self.toolboxes
+
+
+def fingerprint(server: ServerConfig) -> str:
+    """Identifies what a connection was made from; any edit of these fields changes it."""
+    material = [
+        server.transport,
+        server.command,
+        server.args,
+        server.env,
+        server.cwd,
+        server.url,
+        server.headers,
+    ]
+    return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]
+
+
+def _load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
+        return None
+    toolboxes = []
+    for toolbox in tenant.toolboxes.order_by("name").prefetch_related("servers"):
+        servers = []
+        for server in sorted(toolbox.servers.all(), key=lambda s: (s.position, s.pk)):
+            if not server.enabled:
+                continue
+            config = ServerConfig(
+                name=server.name,
+                transport=server.transport,
+                command=server.command,
+                args=tuple(server.args),
+                env=tuple(sorted(server.env.items())),
+                cwd=server.cwd,
+                url=server.url,
+                headers=tuple(sorted(server.headers.items())),
+                tool_filters=tuple(server.tool_filters),
+                timeout=float(server.timeout),
+            )
+            servers.append(_with_fingerprint(config))
+        toolboxes.append(ToolboxConfig(toolbox.name, toolbox.description, tuple(servers)))
+    return TenantConfig(
+        tenant.pk,
+        tenant.slug,
+        tenant.is_active,
+        version,
+        tuple(toolboxes),
+        tenant.max_connections,
+    )
+
+
+def _with_fingerprint(config: ServerConfig) -> ServerConfig:
+    object.__setattr__(config, "fingerprint", fingerprint(config))
+    return config
+
+
+def _load_key(prefix: str) -> KeyRecord | None:
+    api_key = ApiKey.objects.filter(prefix=prefix).first()
+    if api_key is None:
+        return None
+    # Read the version before the row: a change racing this load then forces a reload.
+    version = cache.get(versions.version_key(api_key.tenant_id), 0)
+    api_key.refresh_from_db()
+    scoped = frozenset(api_key.toolboxes.values_list("name", flat=True))
+    limited_to = scoped if api_key.limited else None
+    return KeyRecord(
+        key_id=api_key.pk,
+        prefix=api_key.prefix,
+        key_hash=api_key.key_hash,
+        tenant_id=api_key.tenant_id,
+        revoked=api_key.revoked_at is not None,
+        expires_at=api_key.expires_at.timestamp() if api_key.expires_at else None,
+        toolboxes=limited_to,
+        version=version,
+    )
+
+
+def _touch_key(key_id: int, when: float) -> None:
+    ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(when, tz=UTC))
+
+
+def _in_thread(func):  # type: ignore[no-untyped-def]
+    """Run ORM code off the event loop, closing connections Django would consider stale."""
+
+    def wrapped(*args):  # type: ignore[no-untyped-def]
+        close_old_connections()
+        return func(*args)
+
+    return sync_to_async(wrapped, thread_sensitive=True)
+
+
+class ConfigStore:
+    """This process's snapshots of key records and tenant configurations."""
+
+    def __init__(self) -> None:
+        self._tenants: dict[int, TenantConfig] = {}
+        self._keys: dict[str, KeyRecord] = {}
+
+    async def version(self, tenant_id: int) -> int:
+        return await cache.aget(versions.version_key(tenant_id), 0)
+
+    async def key(self, prefix: str) -> KeyRecord | None:
+        record = self._keys.get(prefix)
+        if record is not None and record.version == await self.version(record.tenant_id):
+            return record
+        record = await _in_thread(_load_key)(prefix)
+        if record is None:
+            self._keys.pop(prefix, None)
+        else:
+            self._keys[prefix] = record
+        return record
+
+    async def tenant(self, tenant_id: int, version: int | None = None) -> TenantConfig | None:
+        if version is None:
+            version = await self.version(tenant_id)
+        snapshot = self._tenants.get(tenant_id)
+        if snapshot is None or snapshot.version != version:
+            snapshot = await _in_thread(_load_tenant)(tenant_id, version)
+            if snapshot is None:
+                self._tenants.pop(tenant_id, None)
+                return None
+            self._tenants[tenant_id] = snapshot
+        return snapshot
+
+    async def touch_key(self, key_id: int, when: float) -> None:
+        await _in_thread(_touch_key)(key_id, when)
+
+
+async def release_database() -> None:
+    """Close the connections the ORM opened in asgiref's thread (at shutdown)."""
+    await sync_to_async(connections.close_all, thread_sensitive=True)()

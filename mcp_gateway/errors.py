@@ -1,0 +1,144 @@
+"""The spec's error codes and texts, in one place (shared/spec/meta-tools.md).
+
+Every failure a client can see is a `GatewayError`; `metatools` turns it into an MCP tool
+result with `isError: true` and `structuredContent.error`.
+"""
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    INVALID_PARAMETERS = "INVALID_PARAMETERS"
+    TOOLBOX_NOT_FOUND = "TOOLBOX_NOT_FOUND"
+    TOOLBOX_NOT_OPEN = "TOOLBOX_NOT_OPEN"
+    SERVER_NOT_FOUND = "SERVER_NOT_FOUND"
+    TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+    CONNECTION_FAILED = "CONNECTION_FAILED"
+    DOWNSTREAM_ERROR = "DOWNSTREAM_ERROR"
+    TIMEOUT = "TIMEOUT"
+    FORBIDDEN = "FORBIDDEN"
+    # Not in the spec's list (0.13): a call refused by a per-tenant or per-key rate limit.
+    RATE_LIMITED = "RATE_LIMITED"
+
+
+class GatewayError(Exception):
+    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def as_structured(self) -> dict[str, Any]:
+        return {
+            "error": {"code": self.code.value, "message": self.message, "details": self.details}
+        }
+
+
+# open_toolbox
+
+
+def open_invalid(what: str) -> GatewayError:
+    return GatewayError(ErrorCode.INVALID_PARAMETERS, f"Invalid parameters: {what}")
+
+
+def toolbox_not_found(toolbox: str, available: list[str]) -> GatewayError:
+    listed = ", ".join(available) if available else "(none)"
+    return GatewayError(
+        ErrorCode.TOOLBOX_NOT_FOUND,
+        f"Error: Toolbox '{toolbox}' not found. Available toolboxes: {listed}",
+        toolbox=toolbox,
+        available=available,
+    )
+
+
+def connect_failure_line(server: str, toolbox: str, reason: str) -> str:
+    return f"Failed to connect to server '{server}' in toolbox '{toolbox}': {reason}"
+
+
+def open_failed(toolbox: str, lines: list[str]) -> GatewayError:
+    return GatewayError(
+        ErrorCode.CONNECTION_FAILED,
+        f"Error opening toolbox '{toolbox}': " + "\n".join(lines),
+        toolbox=toolbox,
+        errors=lines,
+    )
+
+
+def forbidden(toolbox: str, available: list[str]) -> GatewayError:
+    listed = ", ".join(available) if available else "(none)"
+    return GatewayError(
+        ErrorCode.FORBIDDEN,
+        f"Error: This API key may not use toolbox '{toolbox}'. Available toolboxes: {listed}",
+        toolbox=toolbox,
+        available=available,
+    )
+
+
+# use_tool
+
+
+def use_invalid(what: str) -> GatewayError:
+    return GatewayError(ErrorCode.INVALID_PARAMETERS, f"Invalid tool invocation parameters: {what}")
+
+
+EMPTY_FIELD_TEXTS = {
+    "toolbox": "toolbox: Toolbox name cannot be empty",
+    "server": "server: Server name cannot be empty",
+    "name": "name: Tool name cannot be empty",
+}
+
+
+def use_empty(field: str) -> GatewayError:
+    return GatewayError(ErrorCode.INVALID_PARAMETERS, EMPTY_FIELD_TEXTS[field], field=field)
+
+
+def toolbox_not_open(toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.TOOLBOX_NOT_OPEN,
+        f"Error executing tool: Toolbox '{toolbox}' is not open. Call open_toolbox first.",
+        toolbox=toolbox,
+    )
+
+
+def server_not_found(server: str, toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.SERVER_NOT_FOUND,
+        f"Error executing tool: Server '{server}' not found in toolbox '{toolbox}'",
+        toolbox=toolbox,
+        server=server,
+    )
+
+
+def tool_not_found(tool: str, server: str, toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.TOOL_NOT_FOUND,
+        f"Error executing tool: Tool '{tool}' not found in server '{server}'",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
+def downstream_failed(
+    code: ErrorCode, tool: str, server: str, toolbox: str, reason: str
+) -> GatewayError:
+    return GatewayError(
+        code,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): {reason}",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
+def rate_limited(tool: str, server: str, toolbox: str, wait: float) -> GatewayError:
+    return GatewayError(
+        ErrorCode.RATE_LIMITED,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        f"rate limit reached; retry in {wait:.2f}s",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+        retry_after=round(wait, 3),
+    )

@@ -1,0 +1,144 @@
+"""The ASGI app behind `/mcp`: authenticate, name the session, hand over to the SDK.
+
+The SDK serves statelessly (any process answers any request). For clients of the
+2025-11-25 revision the gateway still gives each `initialize` an `Mcp-Session-Id`, so
+that what a session opens stays its own; the id names state in the shared store and
+needs no process to remember it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Message, Receive, Scope, Send
+
+from mcp_gateway.auth import Authenticator, AuthError
+from mcp_gateway.config import ConfigStore, release_database
+from mcp_gateway.metatools import MetaTools
+from mcp_gateway.options import GatewayOptions
+from mcp_gateway.pool import Pool
+from mcp_gateway.ratelimit import Limit, RateLimiter, buckets_for
+from mcp_gateway.server import CALLER_STATE, SESSION_STATE, build_server
+from mcp_gateway.sessions import SessionStore
+
+SESSION_HEADER = b"mcp-session-id"
+PROTOCOL_HEADER = b"mcp-protocol-version"
+
+
+def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection from Django's ALLOWED_HOSTS ('*' turns it off)."""
+    if "*" in allowed_hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = [host for name in allowed_hosts for host in (name, f"{name}:*")]
+    origins = [
+        origin
+        for name in allowed_hosts
+        for scheme in ("http", "https")
+        for origin in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+    ]
+    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+
+
+async def _json_response(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()
+) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+class Gateway:
+    def __init__(self, options: GatewayOptions) -> None:
+        self.options = options
+        self.store = ConfigStore()
+        self.auth = Authenticator(self.store)
+        self.sessions = SessionStore(options.session_idle_seconds)
+        self.pool = Pool(
+            connect_timeout=options.connect_timeout,
+            idle_seconds=options.idle_connection_seconds,
+            max_result_bytes=options.max_result_bytes,
+            max_connections=options.max_connections,
+            tenant_max_connections=options.tenant_max_connections,
+        )
+        self.limiter = RateLimiter(
+            buckets_for(options.cache),
+            Limit.parse(options.tenant_rate, options.tenant_burst),
+            Limit.parse(options.key_rate, options.key_burst),
+        )
+        self.metatools = MetaTools(self.pool, self.sessions, self.limiter)
+        self.server = build_server(self.metatools)
+        self.server.streamable_http_app(
+            stateless_http=True,
+            transport_security=transport_security(options.allowed_hosts),
+            max_request_body_size=options.max_request_bytes,
+        )
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Gateway]:
+        """Enter once, in the task that owns the ASGI lifespan."""
+        try:
+            async with self.server.session_manager.run(), self.pool.running():
+                yield self
+        finally:
+            await release_database()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope["headers"])
+        try:
+            caller = await self.auth.authenticate(headers)
+        except AuthError as exc:
+            await _json_response(
+                send,
+                401,
+                {"error": exc.reason, "message": exc.message},
+                [
+                    (
+                        b"www-authenticate",
+                        f'Bearer error="invalid_token", error_description="{exc.message}"'.encode(),
+                    )
+                ],
+            )
+            return
+        session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None
+        if scope["method"] == "DELETE" and session_id:
+            # The client ends its session: forget what it opened.
+            await self.sessions.forget(caller.key.key_id, session_id, caller.visible_toolboxes())
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        state = scope.setdefault("state", {})
+        state[CALLER_STATE] = caller
+        state[SESSION_STATE] = session_id
+        # An `initialize` (2025-11-25): no session yet, no protocol version header yet.
+        if session_id is None and PROTOCOL_HEADER not in headers and scope["method"] == "POST":
+            send = _with_new_session_id(send)
+        await self.server.session_manager.handle_request(scope, receive, send)
+
+
+def _with_new_session_id(send: Send) -> Send:
+    session_id = uuid.uuid4().hex.encode()
+
+    async def send_with_session(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 200:
+            message = {
+                **message,
+                "headers": [*message.get("headers", []), (SESSION_HEADER, session_id)],
+            }
+        await send(message)
+
+    return send_with_session

@@ -1,0 +1,200 @@
+"""`open_toolbox` and `use_tool`: the spec's checks, in the spec's order, then the pool."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+from mcp_gateway import errors
+from mcp_gateway.auth import Caller
+from mcp_gateway.config import ServerConfig, ToolboxConfig
+from mcp_gateway.connection import Connection, DownstreamFailure, PoolKey
+from mcp_gateway.errors import ErrorCode, GatewayError
+from mcp_gateway.pool import ConnectFailed, Pool
+from mcp_gateway.ratelimit import LocalBuckets, RateLimiter
+from mcp_gateway.schemas import (
+    OPEN_TOOLBOX_INPUT_SCHEMA,
+    USE_TOOL_INPUT_SCHEMA,
+    parse_open_args,
+    parse_use_args,
+)
+from mcp_gateway.sessions import SessionStore
+
+OPEN_TOOLBOX = types.Tool(
+    name="open_toolbox",
+    title="Open a toolbox",
+    description=(
+        "Open one of the toolboxes listed in this server's instructions: connects its "
+        "servers and returns their tools (name, description, inputSchema, server). Call it "
+        "before use_tool; opening an open toolbox again is cheap and returns the same list."
+    ),
+    input_schema=OPEN_TOOLBOX_INPUT_SCHEMA,
+    annotations=types.ToolAnnotations(
+        title="Open a toolbox", read_only_hint=True, idempotent_hint=True, open_world_hint=True
+    ),
+)
+
+USE_TOOL = types.Tool(
+    name="use_tool",
+    title="Use a tool from an open toolbox",
+    description=(
+        "Call one tool from a toolbox opened with open_toolbox. Name it exactly as "
+        "open_toolbox listed it: {toolbox, server, name}; pass its arguments (matching its "
+        "inputSchema) as `arguments`. Returns the tool's own result."
+    ),
+    input_schema=USE_TOOL_INPUT_SCHEMA,
+    annotations=types.ToolAnnotations(title="Use a tool", open_world_hint=True),
+)
+
+META_TOOLS = [OPEN_TOOLBOX, USE_TOOL]
+
+
+def error_result(error: GatewayError) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=error.message)],
+        structured_content=error.as_structured(),
+        is_error=True,
+    )
+
+
+def _tool_entry(tool: types.Tool, server: str, toolbox: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None:
+        entry["title"] = tool.title
+    if tool.description is not None:
+        entry["description"] = tool.description
+    entry["inputSchema"] = tool.input_schema
+    if tool.output_schema is not None:
+        entry["outputSchema"] = tool.output_schema
+    if tool.annotations is not None:
+        entry["annotations"] = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+    entry["server"] = server
+    entry["toolbox"] = toolbox
+    return entry
+
+
+class MetaTools:
+    def __init__(
+        self, pool: Pool, sessions: SessionStore, limiter: RateLimiter | None = None
+    ) -> None:
+        self.pool = pool
+        self.sessions = sessions
+        self.limiter = limiter or RateLimiter(LocalBuckets(), None, None)
+
+    # open_toolbox
+
+    async def open_toolbox(
+        self, caller: Caller, session_id: str | None, arguments: dict[str, Any] | None
+    ) -> types.CallToolResult:
+        try:
+            args = parse_open_args(arguments)
+            toolbox = self._visible_toolbox(caller, args.toolbox)
+            result = await self._open(caller, toolbox)
+        except GatewayError as error:
+            return error_result(error)
+        await self.sessions.mark_open(caller.key.key_id, session_id, toolbox.name)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            structured_content=result,
+        )
+
+    def _visible_toolbox(self, caller: Caller, name: str) -> ToolboxConfig:
+        available = caller.visible_toolboxes()
+        toolbox = caller.tenant.toolbox(name)
+        if toolbox is None:
+            raise errors.toolbox_not_found(name, available)
+        if not caller.key.allows(name):
+            raise errors.forbidden(name, available)
+        return toolbox
+
+    async def _open(self, caller: Caller, toolbox: ToolboxConfig) -> dict[str, Any]:
+        outcomes: dict[str, Connection | str] = {}
+
+        async def connect(server: ServerConfig) -> None:
+            try:
+                outcomes[server.name] = await self._connection(caller, toolbox, server)
+            except ConnectFailed as exc:
+                outcomes[server.name] = exc.reason
+
+        async with anyio.create_task_group() as task_group:
+            for server in toolbox.servers:
+                task_group.start_soon(connect, server)
+
+        tools: list[dict[str, Any]] = []
+        failures: list[str] = []
+        for server in toolbox.servers:
+            outcome = outcomes[server.name]
+            if isinstance(outcome, str):
+                failures.append(errors.connect_failure_line(server.name, toolbox.name, outcome))
+                continue
+            tools.extend(
+                _tool_entry(tool, server.name, toolbox.name)
+                for tool in outcome.tools
+                if server.allows(tool.name)
+            )
+        if toolbox.servers and len(failures) == len(toolbox.servers):
+            raise errors.open_failed(toolbox.name, failures)
+        result: dict[str, Any] = {
+            "toolbox": toolbox.name,
+            "description": toolbox.description,
+            "servers_connected": len(toolbox.servers) - len(failures),
+            "tools": tools,
+        }
+        if failures:
+            result["_errors"] = failures
+        return result
+
+    async def _connection(
+        self, caller: Caller, toolbox: ToolboxConfig, server: ServerConfig
+    ) -> Connection:
+        key = PoolKey(caller.tenant.tenant_id, toolbox.name, server.name, server.fingerprint)
+        label = f"{caller.tenant.slug}/{toolbox.name}/{server.name}"
+        return await self.pool.get(key, server, label, caller.tenant.max_connections)
+
+    # use_tool
+
+    async def use_tool(
+        self,
+        caller: Caller,
+        session_id: str | None,
+        arguments: dict[str, Any] | None,
+        progress_callback: Any = None,
+    ) -> types.CallToolResult:
+        try:
+            args = parse_use_args(arguments)
+            ref = args.tool
+            toolbox = caller.tenant.toolbox(ref.toolbox)
+            if toolbox is not None and not caller.key.allows(ref.toolbox):
+                raise errors.forbidden(ref.toolbox, caller.visible_toolboxes())
+            if toolbox is None or not await self.sessions.is_open(
+                caller.key.key_id, session_id, ref.toolbox
+            ):
+                raise errors.toolbox_not_open(ref.toolbox)
+            server = toolbox.server(ref.server)
+            if server is None:
+                raise errors.server_not_found(ref.server, toolbox.name)
+            try:
+                conn = await self._connection(caller, toolbox, server)
+            except ConnectFailed as exc:
+                raise errors.downstream_failed(
+                    ErrorCode.CONNECTION_FAILED, ref.name, server.name, toolbox.name, exc.reason
+                ) from None
+            if not server.allows(ref.name) or not conn.has_tool(ref.name):
+                raise errors.tool_not_found(ref.name, server.name, toolbox.name)
+            wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
+            if wait:
+                raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
+            try:
+                return await conn.call_tool(
+                    ref.name, args.arguments or {}, progress_callback=progress_callback
+                )
+            except DownstreamFailure as exc:
+                code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
+                raise errors.downstream_failed(
+                    code, ref.name, server.name, toolbox.name, exc.reason
+                ) from None
+        except GatewayError as error:
+            return error_result(error)

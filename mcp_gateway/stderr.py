@@ -1,0 +1,102 @@
+"""A downstream stdio server's stderr, read off a pipe into the gateway's log, bounded.
+
+A server may print forever (or print secrets it was given): each line is cut to a length,
+and each connection has a byte budget per minute, past which lines are dropped and
+counted instead of logged.
+"""
+
+import asyncio
+import logging
+import os
+import time
+from typing import IO
+
+logger = logging.getLogger("workbench.downstream.stderr")
+
+MAX_LINE = 2000
+BUDGET_BYTES_PER_MINUTE = 64 * 1024
+
+
+class StderrPipe:
+    def __init__(self, label: str) -> None:
+        self.label = label
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        self._read_fd: int | None = read_fd
+        self.writer: IO[str] = os.fdopen(write_fd, "w")  # handed to the child as its stderr
+        self._buffer = b""
+        self._window_start = time.monotonic()
+        self._window_bytes = 0
+        self._dropped = 0
+        self.last_line = ""
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(read_fd, self._on_readable)
+
+    def child_started(self) -> None:
+        """Close our copy of the write end so that the child's exit reaches us as EOF."""
+        if not self.writer.closed:
+            self.writer.close()
+
+    def close(self) -> None:
+        self.child_started()
+        if self._read_fd is not None:
+            self._loop.remove_reader(self._read_fd)
+            self._drain()
+            os.close(self._read_fd)
+            self._read_fd = None
+            self._flush(final=True)
+
+    def _drain(self) -> None:
+        """Read what the child left in the pipe (its last words explain a failed start)."""
+        assert self._read_fd is not None
+        try:
+            while chunk := os.read(self._read_fd, 65536):
+                self._buffer += chunk
+                if len(self._buffer) > 4 * MAX_LINE:
+                    self._flush(final=False)
+        except BlockingIOError:
+            pass
+
+    def _on_readable(self) -> None:
+        assert self._read_fd is not None
+        try:
+            chunk = os.read(self._read_fd, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.close()
+            return
+        self._buffer += chunk
+        self._flush(final=False)
+
+    def _flush(self, *, final: bool) -> None:
+        *lines, rest = self._buffer.split(b"\n")
+        if final and rest:
+            lines.append(rest)
+            rest = b""
+        if len(rest) > MAX_LINE:  # a line with no end yet: log what we have
+            lines.append(rest)
+            rest = b""
+        self._buffer = rest
+        for line in lines:
+            self._emit(line[:MAX_LINE].decode("utf-8", "replace").rstrip())
+        if final and self._dropped:
+            logger.warning("[%s] %d stderr lines dropped (over budget)", self.label, self._dropped)
+            self._dropped = 0
+
+    def _emit(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self._window_start >= 60:
+            if self._dropped:
+                logger.warning(
+                    "[%s] %d stderr lines dropped (over budget)", self.label, self._dropped
+                )
+            self._window_start, self._window_bytes, self._dropped = now, 0, 0
+        self._window_bytes += len(text)
+        if text:
+            self.last_line = text
+        if self._window_bytes > BUDGET_BYTES_PER_MINUTE:
+            self._dropped += 1
+            return
+        if text:
+            logger.info("[%s] %s", self.label, text)

@@ -1,0 +1,90 @@
+"""Small helpers for reading results and the process table in end-to-end tests."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import mcp_types as types
+
+
+def text_of(result: types.CallToolResult) -> str:
+    assert result.content, f"result has no content: {result}"
+    first = result.content[0]
+    assert isinstance(first, types.TextContent), f"first content is not text: {first}"
+    return first.text
+
+
+def payload(result: types.CallToolResult) -> dict[str, Any]:
+    """A successful meta-tool result's JSON, checked to match its structuredContent."""
+    assert not result.is_error, f"unexpected error result: {text_of(result)}"
+    data = json.loads(text_of(result))
+    assert result.structured_content == data
+    return data
+
+
+def error_of(result: types.CallToolResult) -> tuple[str, str]:
+    """(code, text) of an error result, checked for the spec's shape."""
+    assert result.is_error, f"expected an error result, got: {result}"
+    text = text_of(result)
+    assert result.structured_content is not None
+    error = result.structured_content["error"]
+    assert error["message"] == text
+    assert isinstance(error["details"], dict)
+    return error["code"], text
+
+
+def use(toolbox: str, server: str, name: str, arguments: dict[str, Any] | None = None) -> dict:
+    call: dict[str, Any] = {"tool": {"toolbox": toolbox, "server": server, "name": name}}
+    if arguments is not None:
+        call["arguments"] = arguments
+    return call
+
+
+def processes_with(marker: str) -> list[int]:
+    """PIDs of live processes whose command line contains marker (zombies excluded)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+# Raw JSON-RPC over HTTP, for what the SDK client would not send (crafted headers, ids).
+
+INITIALIZE_PARAMS = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"},
+}
+
+
+async def raw_rpc(
+    http: Any,
+    url: str,
+    method: str,
+    params: dict[str, Any],
+    *,
+    key: str | None = None,
+    session_id: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """POST one JSON-RPC request; a session id comes with the protocol version header."""
+    sent = {"Accept": "application/json, text/event-stream"}
+    if key:
+        sent["Authorization"] = f"Bearer {key}"
+    if session_id:
+        sent |= {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
+    sent |= headers or {}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return await http.post(url, json=body, headers=sent)

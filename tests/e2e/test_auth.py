@@ -1,0 +1,151 @@
+"""API keys at the HTTP boundary: every 401, both headers, revocation, scoped keys."""
+
+from datetime import timedelta
+
+import httpx2
+import pytest
+from django.utils import timezone
+from mcp.shared.exceptions import MCPError
+
+from tests.e2e.helpers import INITIALIZE_PARAMS, error_of, payload, raw_rpc, use
+from toolboxes.models import ApiKey
+
+pytestmark = pytest.mark.anyio
+
+
+async def post_initialize(url: str, headers: dict[str, str]) -> httpx2.Response:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        return await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, headers=headers)
+
+
+def assert_401(response: httpx2.Response, reason: str) -> None:
+    assert response.status_code == 401, response.text
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    body = response.json()
+    assert body["error"] == reason
+    assert body["message"]
+
+
+async def test_missing_key(live_gateway):
+    assert_401(await post_initialize(live_gateway.url, {}), "missing_api_key")
+
+
+async def test_not_a_bearer_authorization(live_gateway):
+    response = await post_initialize(live_gateway.url, {"Authorization": "Basic dXNlcjpwYXNz"})
+    assert_401(response, "malformed_authorization")
+
+
+@pytest.mark.parametrize("key", ["nonsense", "wb_short_x", "wb_abcdefgh_" + "x" * 10])
+async def test_malformed_key(live_gateway, key):
+    response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {key}"})
+    assert_401(response, "malformed_api_key")
+
+
+async def test_unknown_key(live_gateway, make_setup):
+    setup = make_setup()
+    forged = setup.key[:-4] + ("aaaa" if not setup.key.endswith("aaaa") else "bbbb")
+    response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {forged}"})
+    assert_401(response, "invalid_api_key")
+    unknown_prefix = "wb_zzzzzzzz_" + setup.key.split("_", 2)[2]
+    response = await post_initialize(live_gateway.url, {"X-API-Key": unknown_prefix})
+    assert_401(response, "invalid_api_key")
+
+
+async def test_revoked_key(live_gateway, make_setup):
+    setup = make_setup()
+    setup.api_key.revoke()
+    response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {setup.key}"})
+    assert_401(response, "revoked_api_key")
+
+
+async def test_expired_key(live_gateway, make_setup):
+    setup = make_setup()
+    ApiKey.objects.filter(pk=setup.api_key.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {setup.key}"})
+    assert_401(response, "expired_api_key")
+
+
+async def test_inactive_tenant(live_gateway, make_setup):
+    setup = make_setup()
+    setup.tenant.is_active = False
+    setup.tenant.save()
+    response = await post_initialize(live_gateway.url, {"X-API-Key": setup.key})
+    assert_401(response, "inactive_tenant")
+
+
+@pytest.mark.parametrize("header", ["Authorization", "X-API-Key"])
+async def test_both_headers_are_accepted(live_gateway, make_setup, header):
+    setup = make_setup()
+    setup.toolbox("dev")
+    async with live_gateway.client(setup.key, header=header) as client:
+        assert "**dev**" in client.instructions
+
+
+async def test_revocation_takes_effect_mid_session(live_gateway, make_setup):
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "fixture")
+    async with live_gateway.session(setup.key) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        ok = await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "a"}))
+        assert not ok.is_error
+        ApiKey.objects.filter(pk=setup.api_key.pk).revoke()  # bulk, as the admin action does
+        with pytest.raises(MCPError):
+            await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "b"}))
+
+
+async def test_last_used_is_recorded(live_gateway, make_setup):
+    setup = make_setup()
+    assert setup.api_key.last_used_at is None
+    async with live_gateway.session(setup.key):
+        pass
+    from tests.e2e.conftest import wait_until
+
+    wait_until(
+        lambda: ApiKey.objects.get(pk=setup.api_key.pk).last_used_at is not None,
+        10,
+        "last_used_at to be written",
+    )
+
+
+async def test_scoped_key_is_forbidden_other_toolboxes(live_gateway, make_setup):
+    setup = make_setup()
+    dev = setup.toolbox("dev")
+    prod = setup.toolbox("prod")
+    setup.fixture_server(dev, "fixture", tool_filters=["echo"])
+    setup.fixture_server(prod, "fixture", tool_filters=["echo"])
+    _, scoped_key = ApiKey.issue(setup.tenant, label="dev only", toolboxes=[dev])
+    async with live_gateway.session(scoped_key) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        opened = await session.call_tool("open_toolbox", {"toolbox": "prod"})
+        used = await session.call_tool("use_tool", use("prod", "fixture", "echo"))
+        missing = await session.call_tool("open_toolbox", {"toolbox": "nope"})
+    forbidden = "Error: This API key may not use toolbox 'prod'. Available toolboxes: dev"
+    assert error_of(opened) == ("FORBIDDEN", forbidden)
+    assert error_of(used) == ("FORBIDDEN", forbidden)
+    assert error_of(missing) == (
+        "TOOLBOX_NOT_FOUND",
+        "Error: Toolbox 'nope' not found. Available toolboxes: dev",
+    )
+
+
+async def test_foreign_host_is_refused(live_gateway, make_setup):
+    setup = make_setup()
+    response = await post_initialize(
+        live_gateway.url, {"Authorization": f"Bearer {setup.key}", "Host": "evil.example"}
+    )
+    assert response.status_code == 421
+
+
+async def test_a_limited_key_whose_toolboxes_are_deleted_sees_none(live_gateway, make_setup):
+    setup = make_setup()
+    dev = setup.toolbox("dev")
+    setup.toolbox("prod")
+    _, scoped_key = ApiKey.issue(setup.tenant, label="dev only", toolboxes=[dev])
+    dev.delete()
+    async with live_gateway.session(scoped_key) as session:
+        instructions = session.initialize_result.instructions
+        result = await session.call_tool("open_toolbox", {"toolbox": "prod"})
+    assert "prod" not in instructions
+    assert error_of(result)[0] == "FORBIDDEN"

@@ -1,0 +1,214 @@
+"""Downstream faults: hangs, garbage, huge results, cancellation, idle connections."""
+
+import time
+import uuid
+
+import anyio
+import httpx2
+import pytest
+
+from tests.e2e.conftest import eventually, wait_until
+from tests.e2e.helpers import error_of, payload, processes_with, raw_rpc, text_of, use
+
+pytestmark = pytest.mark.anyio
+
+
+async def open_dev(session) -> dict:
+    return payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+
+
+async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, make_setup):
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    setup.fixture_server(toolbox, "stuck", position=0, timeout=60)
+    setup.fixture_server(toolbox, "healthy", position=1)
+    order: list[str] = []
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+
+        async def hang() -> None:
+            await session.call_tool("use_tool", use("dev", "stuck", "slow", {"seconds": 60}))
+            order.append("hang")
+
+        async def echo(index: int) -> None:
+            result = await session.call_tool(
+                "use_tool", use("dev", "healthy", "echo", {"text": str(index)})
+            )
+            assert text_of(result) == str(index)
+            order.append("echo")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(hang)
+            async with anyio.create_task_group() as echoes:
+                for index in range(20):
+                    echoes.start_soon(echo, index)
+            # Every other call finished while the hung one is still waiting.
+            assert order == ["echo"] * 20
+            group.cancel_scope.cancel()
+
+
+async def test_garbage_on_stdout_is_skipped(live_gateway, make_setup):
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "noisy", "--garbage-at-start")
+    async with live_gateway.session(setup.key) as session:
+        assert (await open_dev(session))["servers_connected"] == 1
+        result = await session.call_tool("use_tool", use("dev", "noisy", "garbage"))
+        assert text_of(result) == "after garbage"
+        again = await session.call_tool("use_tool", use("dev", "noisy", "echo", {"text": "ok"}))
+    assert text_of(again) == "ok"
+
+
+async def test_a_result_over_the_size_limit_is_a_clear_error(live_gateway, make_setup):
+    live_gateway.gateway.pool.max_result_bytes = 100_000
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "big")
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        small = await session.call_tool("use_tool", use("dev", "big", "big", {"size": 90_000}))
+        huge = await session.call_tool("use_tool", use("dev", "big", "big", {"size": 2_000_000}))
+    assert len(text_of(small)) == 90_000
+    assert error_of(huge) == (
+        "DOWNSTREAM_ERROR",
+        "Error executing tool 'big' in server 'big' (toolbox 'dev'): the result is too large "
+        "(2000000 bytes; the limit is 100000)",
+    )
+
+
+async def test_a_client_that_goes_away_cancels_the_downstream_call(
+    live_gateway, make_setup, tmp_path
+):
+    marker = tmp_path / "cancelled"
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "waiter")
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        # Opened under the key's own session too, for the raw request below.
+    async with httpx2.AsyncClient(timeout=30) as http:
+        opened = await raw_rpc(
+            http,
+            live_gateway.url,
+            "tools/call",
+            {"name": "open_toolbox", "arguments": {"toolbox": "dev"}},
+            key=setup.key,
+            headers={"MCP-Protocol-Version": "2025-11-25"},
+        )
+        assert opened.status_code == 200
+        call = use("dev", "waiter", "wait_cancel", {"marker": str(marker)})
+        with anyio.move_on_after(1):  # the client gives up and disconnects
+            await raw_rpc(
+                http,
+                live_gateway.url,
+                "tools/call",
+                {"name": "use_tool", "arguments": call},
+                key=setup.key,
+                headers={"MCP-Protocol-Version": "2025-11-25"},
+            )
+    wait_until(marker.exists, 15, "the downstream call to be cancelled")
+    wait_until(
+        lambda: all(c.in_flight == 0 for c in live_gateway.gateway.pool.connections()),
+        15,
+        "no call to be left in flight",
+    )
+
+
+async def test_idle_connections_close_and_reopen_on_demand(live_gateway, make_setup):
+    marker = uuid.uuid4().hex
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "fixture", "--prefix", marker)
+    pool = live_gateway.gateway.pool
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        assert len(processes_with(marker)) == 1
+        pool.reap(now=time.monotonic() + pool.idle_seconds + 1)
+        wait_until(lambda: processes_with(marker) == [], 15, "the idle server to be closed")
+        result = await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "!"}))
+        assert text_of(result) == f"{marker}!"
+        assert len(processes_with(marker)) == 1
+
+
+async def test_a_killed_server_fails_calls_in_flight_at_once_then_respawns(
+    live_gateway, make_setup
+):
+    import os
+    import signal
+
+    marker = uuid.uuid4().hex
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "victim", "--prefix", marker, timeout=600)
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        [pid] = processes_with(marker)
+        results = []
+
+        async def long_call() -> None:
+            call = use("dev", "victim", "slow", {"seconds": 600})
+            results.append(await session.call_tool("use_tool", call))
+
+        with anyio.fail_after(30):  # far less than the call's own 600 s timeout
+            async with anyio.create_task_group() as group:
+                group.start_soon(long_call)
+                await eventually(
+                    lambda: any(c.in_flight for c in live_gateway.gateway.pool.connections()),
+                    10,
+                    "the call to reach the server",
+                )
+                os.kill(pid, signal.SIGKILL)
+        assert error_of(results[0]) == (
+            "DOWNSTREAM_ERROR",
+            "Error executing tool 'slow' in server 'victim' (toolbox 'dev'): "
+            "the server connection closed",
+        )
+        again = await session.call_tool("use_tool", use("dev", "victim", "echo", {"text": "!"}))
+        assert text_of(again) == f"{marker}!"
+
+
+async def test_a_remote_server_that_drops_mid_call(live_gateway, make_setup):
+    import subprocess
+    import sys
+
+    from tests.e2e.gateway_process import free_port, listening
+    from tests.e2e.test_remote_servers import SERVERS
+
+    port = free_port()
+    command = [sys.executable, str(SERVERS / "http_fixture.py"), "--port", str(port)]
+
+    def start() -> subprocess.Popen:
+        process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        wait_until(lambda: listening(port), 30, "the remote fixture to listen")
+        return process
+
+    remote = start()
+    try:
+        setup = make_setup()
+        setup.toolbox("dev").servers.create(
+            name="remote", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp"
+        )
+        async with live_gateway.session(setup.key) as session:
+            await open_dev(session)
+            results = []
+
+            async def long_call() -> None:
+                call = use("dev", "remote", "slow", {"seconds": 600})
+                results.append(await session.call_tool("use_tool", call))
+
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(long_call)
+                    await eventually(
+                        lambda: any(c.in_flight for c in live_gateway.gateway.pool.connections()),
+                        10,
+                        "the call to reach the server",
+                    )
+                    remote.kill()
+                    remote.wait(timeout=10)
+            code, text = error_of(results[0])
+            assert code == "DOWNSTREAM_ERROR"
+            assert text.startswith(
+                "Error executing tool 'slow' in server 'remote' (toolbox 'dev'): "
+            )
+            remote = start()  # back again: the next call goes through
+            again = await session.call_tool("use_tool", use("dev", "remote", "echo", {"text": "b"}))
+            assert text_of(again) == "b"
+    finally:
+        remote.kill()
+        remote.wait(timeout=10)

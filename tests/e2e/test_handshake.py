@@ -1,0 +1,86 @@
+"""initialize / server/discover and tools/list, for both protocol revisions."""
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+EXPECTED_INSTRUCTIONS = """## Available Toolboxes
+
+- **dev** (2 servers): Development environment tools
+- **prod** (1 server): Production environment tools
+
+To open a toolbox and see available tools:
+1. Call `open_toolbox` with the desired toolbox name
+2. Inspect the returned tools array, then call `use_tool`"""
+
+
+@pytest.fixture
+def acme(make_setup):
+    setup = make_setup("acme")
+    dev = setup.toolbox("dev", "Development environment tools")
+    setup.fixture_server(dev, "one")
+    setup.fixture_server(dev, "two")
+    prod = setup.toolbox("prod", "Production environment tools")
+    setup.fixture_server(prod, "three")
+    return setup
+
+
+async def test_initialize_instructions_list_the_tenants_toolboxes(live_gateway, acme, make_setup):
+    other = make_setup("other")
+    other.toolbox("secret", "Another tenant's toolbox")
+    async with live_gateway.session(acme.key) as session:
+        result = session.initialize_result
+        assert result.protocol_version == "2025-11-25"
+        assert result.instructions == EXPECTED_INSTRUCTIONS
+
+
+async def test_discover_instructions_for_2026_clients(live_gateway, acme):
+    async with live_gateway.client(acme.key) as client:
+        assert client.protocol_version == "2026-07-28"
+        assert client.instructions == EXPECTED_INSTRUCTIONS
+
+
+async def test_instructions_of_a_key_limited_to_some_toolboxes(live_gateway, make_setup):
+    setup = make_setup("scoped")
+    dev = setup.toolbox("dev", "Development environment tools")
+    setup.toolbox("prod", "Production environment tools")
+    setup.api_key.toolboxes.set([dev])
+    async with live_gateway.session(setup.key) as session:
+        instructions = session.initialize_result.instructions
+    assert "**dev** (0 servers): Development environment tools" in instructions
+    assert "prod" not in instructions
+
+
+async def test_instructions_with_no_toolboxes(live_gateway, make_setup):
+    setup = make_setup("empty")
+    async with live_gateway.session(setup.key) as session:
+        instructions = session.initialize_result.instructions
+    assert instructions.startswith("## Available Toolboxes\n\nNo toolboxes are available")
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_tools_list_is_exactly_the_two_meta_tools(live_gateway, acme, revision):
+    if revision == "2025-11-25":
+        async with live_gateway.session(acme.key) as session:
+            tools = (await session.list_tools()).tools
+    else:
+        async with live_gateway.client(acme.key) as client:
+            tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == ["open_toolbox", "use_tool"]
+    open_toolbox, use_tool = tools
+    assert open_toolbox.input_schema["required"] == ["toolbox"]
+    assert open_toolbox.input_schema["additionalProperties"] is False
+    assert open_toolbox.input_schema["properties"]["toolbox"]["minLength"] == 1
+    assert open_toolbox.annotations.idempotent_hint is True
+    assert open_toolbox.annotations.open_world_hint is True
+    assert use_tool.input_schema["required"] == ["tool"]
+    assert use_tool.input_schema["additionalProperties"] is False
+    tool_schema = use_tool.input_schema["properties"]["tool"]
+    assert tool_schema["required"] == ["toolbox", "server", "name"]
+    assert tool_schema["additionalProperties"] is False
+    assert all(
+        tool_schema["properties"][f]["minLength"] == 1 for f in ("toolbox", "server", "name")
+    )
+    assert use_tool.input_schema["properties"]["arguments"]["type"] == "object"
+    assert use_tool.annotations.open_world_hint is True
+    assert "open_toolbox" in use_tool.description

@@ -1,0 +1,69 @@
+"""Two gateway processes sharing one database and one Redis: a session opened on one is
+open on the other, and a key revoked from a third process stops working on both at once."""
+
+from __future__ import annotations
+
+import random
+import sys
+import uuid
+from collections.abc import Iterator
+
+import anyio
+import httpx2
+import pytest
+
+from tests.e2e.conftest import FIXTURE_SERVER
+from tests.e2e.gateway_process import Deployment
+from tests.e2e.helpers import INITIALIZE_PARAMS, raw_rpc, use
+from tests.markers import REDIS_URL, requires_redis
+
+pytestmark = requires_redis
+
+SETUP = """
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+tenant = Tenant.objects.create(slug="multi")
+toolbox = Toolbox.objects.create(tenant=tenant, name="dev", description="dev tools")
+Server.objects.create(toolbox=toolbox, name="fixture", command={python!r},
+                      args=[{fixture!r}, "--prefix", {marker!r}])
+print(ApiKey.issue(tenant)[1])
+"""
+
+
+@pytest.fixture
+def deployment(tmp_path) -> Iterator[Deployment]:
+    # A database number of its own, so that runs never see each other's entries.
+    deployment = Deployment(tmp_path, cache_url=f"{REDIS_URL}/{random.randint(1, 15)}")
+    deployment.manage("migrate", "-v0")
+    yield deployment
+    deployment.stop_all()
+
+
+def test_open_state_and_revocation_are_shared(deployment):
+    marker = uuid.uuid4().hex
+    script = SETUP.format(python=sys.executable, fixture=FIXTURE_SERVER, marker=marker)
+    key = deployment.shell(script).split()[-1]
+    _, url_a, _ = deployment.start_gateway("a")
+    _, url_b, _ = deployment.start_gateway("b")
+    echo = {"name": "use_tool", "arguments": use("dev", "fixture", "echo", {"text": "hi"})}
+
+    async def scenario() -> None:
+        async with httpx2.AsyncClient(timeout=60) as http:
+            init = await raw_rpc(http, url_a, "initialize", INITIALIZE_PARAMS, key=key)
+            sid = init.headers["mcp-session-id"]
+            open_dev = {"name": "open_toolbox", "arguments": {"toolbox": "dev"}}
+            opened = await raw_rpc(http, url_a, "tools/call", open_dev, key=key, session_id=sid)
+            assert '"servers_connected' in opened.text
+            # The same session, served by the other process.
+            on_b = await raw_rpc(http, url_b, "tools/call", echo, key=key, session_id=sid)
+            assert f"{marker}hi" in on_b.text
+            # Revoked from a third process: both gateways refuse it at once.
+            deployment.shell(
+                "from toolboxes.models import ApiKey; "
+                f"ApiKey.objects.filter(prefix={key.split('_')[1]!r}).revoke()"
+            )
+            for url in (url_a, url_b):
+                refused = await raw_rpc(http, url, "tools/call", echo, key=key, session_id=sid)
+                assert refused.status_code == 401
+                assert refused.json()["error"] == "revoked_api_key"
+
+    anyio.run(scenario)

@@ -1,0 +1,108 @@
+"""Real published MCP servers behind the gateway: PyPI's mcp-server-time and
+mcp-server-git, npm's server-memory and server-filesystem (when Node is present)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import payload, text_of, use
+
+pytestmark = pytest.mark.anyio
+
+NODE_BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
+needs_node = pytest.mark.skipif(
+    shutil.which("node") is None or not (NODE_BIN / "mcp-server-memory").exists(),
+    reason="Node or the npm test servers are missing (make test installs them when Node is "
+    "present: npm ci --prefix tests)",
+)
+
+
+def add_server(setup, toolbox, name, command, *args, **fields):
+    server = toolbox.servers.create(name=name, command=command, args=list(args), **fields)
+    server.full_clean()
+    return server
+
+
+async def test_time_and_git_from_pypi(live_gateway, make_setup, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    add_server(setup, toolbox, "time", sys.executable, "-m", "mcp_server_time", position=0)
+    add_server(
+        setup,
+        toolbox,
+        "git",
+        sys.executable,
+        "-m",
+        "mcp_server_git",
+        "--repository",
+        str(repo),
+        position=1,
+        tool_filters=["git_status", "git_log"],
+    )
+    async with live_gateway.session(setup.key) as session:
+        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        tools = [(tool["server"], tool["name"]) for tool in data["tools"]]
+        assert tools[:2] == [("time", "get_current_time"), ("time", "convert_time")]
+        assert tools[2:] == [("git", "git_status"), ("git", "git_log")]
+        now = await session.call_tool(
+            "use_tool", use("dev", "time", "get_current_time", {"timezone": "Etc/UTC"})
+        )
+        assert now.structured_content["timezone"] == "Etc/UTC"
+        status = await session.call_tool(
+            "use_tool", use("dev", "git", "git_status", {"repo_path": str(repo)})
+        )
+        assert "No commits yet" in text_of(status) or "branch" in text_of(status)
+        # Argument validation is the downstream server's own.
+        bad = await session.call_tool("use_tool", use("dev", "time", "get_current_time", {}))
+        assert bad.is_error
+
+
+@needs_node
+async def test_memory_and_filesystem_from_npm(live_gateway, make_setup, tmp_path):
+    (tmp_path / "hello.txt").write_text("hello from the filesystem server")
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    add_server(
+        setup,
+        toolbox,
+        "memory",
+        str(NODE_BIN / "mcp-server-memory"),
+        env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")},
+        position=0,
+    )
+    add_server(
+        setup,
+        toolbox,
+        "filesystem",
+        str(NODE_BIN / "mcp-server-filesystem"),
+        str(tmp_path),
+        position=1,
+    )
+    async with live_gateway.session(setup.key) as session:
+        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        servers = {tool["server"] for tool in data["tools"]}
+        assert servers == {"memory", "filesystem"}
+        created = await session.call_tool(
+            "use_tool",
+            use(
+                "dev",
+                "memory",
+                "create_entities",
+                {"entities": [{"name": "Ada", "entityType": "person", "observations": ["x"]}]},
+            ),
+        )
+        assert not created.is_error, text_of(created)
+        graph = await session.call_tool("use_tool", use("dev", "memory", "read_graph"))
+        assert "Ada" in json.dumps(graph.model_dump(mode="json"))
+        read = await session.call_tool(
+            "use_tool",
+            use("dev", "filesystem", "read_text_file", {"path": str(tmp_path / "hello.txt")}),
+        )
+        assert "hello from the filesystem server" in text_of(read)

@@ -1,0 +1,155 @@
+"""Remote downstreams: Streamable HTTP (with headers and ${VAR}) and SSE."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import wait_until
+from tests.e2e.gateway_process import free_port, listening
+from tests.e2e.helpers import error_of, payload, text_of, use
+
+pytestmark = pytest.mark.anyio
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+EVERYTHING = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "mcp-server-everything"
+
+
+def start(command: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen:
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_until(lambda: listening(port) or process.poll() is not None, 30, f"port {port}")
+    assert process.poll() is None, f"{command[0]} exited with {process.returncode}"
+    return process
+
+
+@pytest.fixture
+def http_fixture() -> Iterator[int]:
+    port = free_port()
+    process = start(
+        [sys.executable, str(SERVERS / "http_fixture.py"), "--port", str(port), "--prefix", "R:"],
+        port,
+    )
+    yield port
+    process.terminate()
+    process.wait(timeout=15)
+
+
+async def test_streamable_http_server_with_expanded_headers(
+    live_gateway, make_setup, http_fixture, monkeypatch
+):
+    monkeypatch.setenv("WORKBENCH_TEST_REMOTE_TOKEN", "t0ken")
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    server = toolbox.servers.create(
+        name="remote",
+        transport="streamable-http",
+        url=f"http://127.0.0.1:{http_fixture}/mcp",
+        headers={"Authorization": "Bearer ${WORKBENCH_TEST_REMOTE_TOKEN}", "X-Team": "blue"},
+    )
+    server.full_clean()
+    async with live_gateway.session(setup.key) as session:
+        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        assert data["tools"][0]["description"] == "R:Echo the text back"
+        echoed = await session.call_tool("use_tool", use("dev", "remote", "echo", {"text": "x"}))
+        seen = await session.call_tool("use_tool", use("dev", "remote", "headers"))
+    assert text_of(echoed) == "R:x"
+    headers = json.loads(text_of(seen))
+    assert headers["authorization"] == "Bearer t0ken"
+    assert headers["x-team"] == "blue"
+
+
+async def test_refused_connection_is_a_clear_open_error(live_gateway, make_setup):
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    toolbox.servers.create(
+        name="gone", transport="streamable-http", url=f"http://127.0.0.1:{free_port()}/mcp"
+    )
+    async with live_gateway.session(setup.key) as session:
+        code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+    assert code == "CONNECTION_FAILED"
+    assert text.startswith(
+        "Error opening toolbox 'dev': Failed to connect to server 'gone' in toolbox 'dev': "
+    )
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not EVERYTHING.exists(),
+    reason="Node or npm's server-everything is missing (make test installs it when Node is "
+    "present)",
+)
+@pytest.mark.parametrize(
+    ("mode", "transport", "path"),
+    [("sse", "sse", "/sse"), ("streamableHttp", "streamable-http", "/mcp")],
+)
+async def test_server_everything_over_remote_transports(
+    live_gateway, make_setup, mode, transport, path
+):
+    port = free_port()
+    process = start([str(EVERYTHING), mode], port, env={**os.environ, "PORT": str(port)})
+    try:
+        setup = make_setup()
+        toolbox = setup.toolbox("dev")
+        toolbox.servers.create(
+            name="everything",
+            transport=transport,
+            url=f"http://127.0.0.1:{port}{path}",
+            tool_filters=["echo", "get-sum"],
+        )
+        async with live_gateway.session(setup.key) as session:
+            data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+            assert sorted(tool["name"] for tool in data["tools"]) == ["echo", "get-sum"]
+            result = await session.call_tool(
+                "use_tool", use("dev", "everything", "echo", {"message": "hi"})
+            )
+        assert "hi" in text_of(result)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+@pytest.fixture
+def failing_server() -> Iterator[int]:
+    """A remote that answers every request with HTTP 500."""
+    import threading
+
+    import uvicorn
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 500, "headers": []})
+        await send({"type": "http.response.body", "body": b"internal error"})
+
+    server = uvicorn.Server(uvicorn.Config(app, port=0, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 10, "the failing server to start")
+    yield server.servers[0].sockets[0].getsockname()[1]
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+async def test_a_remote_answering_5xx_is_a_clear_open_error(
+    live_gateway, make_setup, failing_server
+):
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    toolbox.servers.create(
+        name="broken", transport="streamable-http", url=f"http://127.0.0.1:{failing_server}/mcp"
+    )
+    async with live_gateway.session(setup.key) as session:
+        code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+    assert code == "CONNECTION_FAILED"
+    assert text.startswith(
+        "Error opening toolbox 'dev': Failed to connect to server 'broken' in toolbox 'dev': "
+    )
+    assert text.endswith("Server returned an error response")

@@ -1,0 +1,87 @@
+"""The gateway as its own process: shutdown leaves no downstream process behind, also
+when the gateway dies without a goodbye."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import uuid
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from tests.e2e.conftest import FIXTURE_SERVER, LiveGateway, wait_until
+from tests.e2e.gateway_process import Deployment
+from tests.e2e.helpers import payload, processes_with
+
+SETUP_SCRIPT = """
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+tenant = Tenant.objects.create(slug="proc")
+toolbox = Toolbox.objects.create(tenant=tenant, name="dev", description="dev tools")
+for index in range(2):
+    Server.objects.create(toolbox=toolbox, name="s" + str(index), position=index,
+                          command={python!r}, args=[{fixture!r}, "--prefix", {marker!r}])
+print(ApiKey.issue(tenant)[1])
+"""
+
+
+@pytest.fixture
+def deployment(tmp_path) -> Iterator[Deployment]:
+    deployment = Deployment(tmp_path)
+    deployment.manage("migrate", "-v0")
+    yield deployment
+    deployment.stop_all()
+
+
+def create_toolbox(deployment: Deployment, marker: str) -> str:
+    script = SETUP_SCRIPT.format(python=sys.executable, fixture=FIXTURE_SERVER, marker=marker)
+    return deployment.shell(script).split()[-1]
+
+
+def open_dev(url: str, key: str) -> None:
+    async def scenario() -> None:
+        async with LiveGateway(url=url, app=None).session(key) as session:
+            data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+            assert data["servers_connected"] == 2
+
+    anyio.run(scenario)
+
+
+def test_sigterm_closes_every_downstream(deployment):
+    marker = uuid.uuid4().hex
+    key = create_toolbox(deployment, marker)
+    process, url, log = deployment.start_gateway()
+    open_dev(url, key)
+    assert len(processes_with(marker)) == 2
+    process.send_signal(signal.SIGTERM)
+    # uvicorn shuts down gracefully, then re-raises the signal for its exit status.
+    assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in log.read_text()
+    assert processes_with(marker) == []
+
+
+def test_children_exit_when_the_gateway_is_killed(deployment):
+    marker = uuid.uuid4().hex
+    key = create_toolbox(deployment, marker)
+    process, url, _ = deployment.start_gateway()
+    open_dev(url, key)
+    assert len(processes_with(marker)) == 2
+    process.kill()
+    process.wait(timeout=30)
+    # Their stdin closed with the gateway; they must notice and exit on their own.
+    wait_until(lambda: processes_with(marker) == [], 20, "orphaned downstream servers to exit")
+
+
+def test_a_stubborn_server_and_its_children_are_killed_at_shutdown(deployment):
+    marker = uuid.uuid4().hex
+    script = SETUP_SCRIPT.replace('"--prefix"', '"--stubborn", "--prefix"').format(
+        python=sys.executable, fixture=FIXTURE_SERVER, marker=marker
+    )
+    key = deployment.shell(script).split()[-1]
+    process, url, _ = deployment.start_gateway()
+    open_dev(url, key)
+    assert len(processes_with(marker)) == 4  # two servers, each with a child
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert processes_with(marker) == []

@@ -1,0 +1,26 @@
+"""The probes answer without credentials and say nothing secret."""
+
+from unittest import mock
+
+
+def test_healthz(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz_checks_database_and_cache(client, db):
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": True, "cache": True}}
+
+
+def test_readyz_unavailable_when_the_cache_fails(client, db):
+    with mock.patch("workbench_site.health.cache.get", side_effect=ConnectionError("down")):
+        response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"] == {"database": True, "cache": False}
+
+
+def test_probes_refuse_other_methods(client):
+    assert client.post("/healthz").status_code == 405

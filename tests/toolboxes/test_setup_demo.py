@@ -1,0 +1,37 @@
+"""setup_demo (make run): idempotent, and the key and login it prints work."""
+
+import re
+from io import StringIO
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from toolboxes.models import ApiKey, Server, Tenant
+
+
+def run(credentials) -> str:
+    out = StringIO()
+    call_command("setup_demo", "--credentials", str(credentials), stdout=out)
+    return out.getvalue()
+
+
+def test_twice_gives_the_same_working_credentials(db, tmp_path):
+    credentials = tmp_path / "demo.json"
+    first, second = run(credentials), run(credentials)
+    key = re.search(r"Demo API key: (\S+)", first).group(1)
+    password = re.search(r"password: (\S+)\)", first).group(1)
+    assert re.search(r"Demo API key: (\S+)", second).group(1) == key
+    assert ApiKey.objects.get(prefix=key.split("_")[1]).matches(key)
+    assert get_user_model().objects.get(username="admin").check_password(password)
+    assert Tenant.objects.count() == 1
+    assert [s.name for s in Server.objects.all()] == ["time", "git"]
+    assert oct(credentials.stat().st_mode & 0o777) == "0o600"
+    assert '"Authorization": "Bearer ' + key in first
+
+
+def test_a_lost_credentials_file_gets_a_new_key(db, tmp_path):
+    first = run(tmp_path / "a.json")
+    second = run(tmp_path / "b.json")
+    key_re = r"Demo API key: (\S+)"
+    assert re.search(key_re, first).group(1) != re.search(key_re, second).group(1)
+    assert "password: (unchanged" in second

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class ToolboxesConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "toolboxes"
+    verbose_name = "Workbench configuration"
+
+    def ready(self) -> None:
+        from toolboxes import versions
+
+        versions.connect_signals()

@@ -1,0 +1,296 @@
+"""The JSON configuration format (spec: "Config export format"), read and written.
+
+Export writes, per tenant, `{"toolboxes": {name: {"description", "mcpServers": {...}}}}`
+with servers in order and every field (secrets decrypted: the export is the admin's own
+backup). Import reads it back all or nothing; every problem is reported with its JSON path
+(`toolboxes.dev.mcpServers.fs.args[1]: must be a string`).
+
+Import without `replace` creates or updates toolboxes and servers by name and removes
+nothing: servers of an updated toolbox that the file does not list keep their place after
+the listed ones. With `replace`, the tenant's configuration becomes exactly the file's;
+toolboxes that stay are updated in place, so API keys limited to them stay limited.
+
+Desktop `{"mcpServers": {...}}` files are read into one named toolbox; there, as in the
+export format, `"type": "http"` is taken for `streamable-http`, a server with a `url` and
+no `type` is a Streamable HTTP one, and `"disabled": true` means `"enabled": false`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticError
+
+from toolboxes.models import Server, Tenant, Toolbox, Transport
+
+DEFAULT_TIMEOUT = 60
+JSON_FIELD_NAMES = {"tool_filters": "toolFilters", "transport": "type"}
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be imported; the message names path and field."""
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class _ServerSpec(_Spec):
+    tool_filters: list[str] = Field(default_factory=lambda: ["*"], alias="toolFilters")
+    timeout: int = Field(default=DEFAULT_TIMEOUT, ge=1)
+    enabled: bool = True
+
+
+class StdioServerSpec(_ServerSpec):
+    type: Literal["stdio"] | None = None
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str = ""
+
+
+class RemoteServerSpec(_ServerSpec):
+    type: Literal["streamable-http", "sse"]
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class ToolboxSpec(_Spec):
+    description: str
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
+
+    @field_validator("description")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class TenantSpec(_Spec):
+    toolboxes: dict[str, ToolboxSpec]
+
+
+class DesktopSpec(_Spec):
+    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True)
+    mcp_servers: dict[str, dict[str, Any]] = Field(alias="mcpServers")
+
+
+# Export
+
+
+def _sorted(values: dict[str, str]) -> dict[str, str]:
+    # By name: the same text from every database (PostgreSQL's jsonb keeps no key order).
+    return dict(sorted(values.items()))
+
+
+def export_server(server: Server) -> dict[str, Any]:
+    data: dict[str, Any]
+    if server.transport == Transport.STDIO:
+        data = {"command": server.command, "args": list(server.args), "env": _sorted(server.env)}
+        if server.cwd:
+            data["cwd"] = server.cwd
+    else:
+        data = {"type": server.transport, "url": server.url, "headers": _sorted(server.headers)}
+    data["toolFilters"] = list(server.tool_filters)
+    if server.timeout != DEFAULT_TIMEOUT:
+        data["timeout"] = server.timeout
+    if not server.enabled:
+        data["enabled"] = False
+    return data
+
+
+def export_tenant(tenant: Tenant) -> dict[str, Any]:
+    toolboxes: dict[str, Any] = {}
+    for toolbox in tenant.toolboxes.order_by("pk").prefetch_related("servers"):
+        servers = sorted(toolbox.servers.all(), key=lambda server: (server.position, server.pk))
+        toolboxes[toolbox.name] = {
+            "description": toolbox.description,
+            "mcpServers": {server.name: export_server(server) for server in servers},
+        }
+    return {"toolboxes": toolboxes}
+
+
+def export_all() -> dict[str, Any]:
+    return {"tenants": {tenant.slug: export_tenant(tenant) for tenant in Tenant.objects.all()}}
+
+
+def dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# Import
+
+
+def loads(text: str) -> Any:
+    """JSON with duplicate keys refused (a later key would silently win otherwise)."""
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise ConfigError(f"Invalid JSON: duplicate key '{key}'")
+            seen[key] = value
+        return seen
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise ConfigError(f"Invalid JSON: {exc.msg} ({where})") from None
+
+
+def _path(*parts: str | int) -> str:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+_PYDANTIC_MESSAGES = {
+    "missing": "is required",
+    "extra_forbidden": "is not a known field",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "int_type": "must be an integer",
+    "bool_type": "must be true or false",
+    "greater_than_equal": "must be at least 1",
+}
+
+
+def _pydantic_error(exc: PydanticError, *prefix: str | int) -> ConfigError:
+    error = exc.errors(include_url=False)[0]
+    kind = error["type"]
+    if kind == "literal_error":
+        message = f"must be one of {error['ctx']['expected']}"
+    elif kind == "value_error":
+        message = str(error["ctx"]["error"])
+    else:
+        message = _PYDANTIC_MESSAGES.get(kind, error["msg"])
+    return ConfigError(f"{_path(*prefix, *error['loc']) or 'top level'}: {message}")
+
+
+def _server_spec(data: Any, *where: str | int) -> StdioServerSpec | RemoteServerSpec:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{_path(*where)}: must be an object")
+    data = dict(data)
+    if "disabled" in data and "enabled" not in data and isinstance(data["disabled"], bool):
+        data["enabled"] = not data.pop("disabled")
+    if data.get("type") == "http" or ("url" in data and "type" not in data):
+        data["type"] = "streamable-http"
+    model = RemoteServerSpec if data.get("type") in ("streamable-http", "sse") else StdioServerSpec
+    try:
+        return model.model_validate(data)
+    except PydanticError as exc:
+        raise _pydantic_error(exc, *where) from None
+
+
+def _apply_server(
+    toolbox: Toolbox,
+    name: str,
+    spec: StdioServerSpec | RemoteServerSpec,
+    position: int,
+    *where: str,
+) -> None:
+    server = toolbox.servers.filter(name=name).first() or Server(toolbox=toolbox, name=name)
+    server.position = position
+    server.tool_filters = spec.tool_filters
+    server.timeout = spec.timeout
+    server.enabled = spec.enabled
+    if isinstance(spec, StdioServerSpec):
+        server.transport = Transport.STDIO
+        server.command, server.args, server.env, server.cwd = (
+            spec.command,
+            spec.args,
+            spec.env,
+            spec.cwd,
+        )
+        server.url, server.headers = "", {}
+    else:
+        server.transport = spec.type
+        server.url, server.headers = spec.url, spec.headers
+        server.command, server.args, server.env, server.cwd = "", [], {}, ""
+    _save(server, *where)
+
+
+def _save(instance: Server | Toolbox, *where: str) -> None:
+    try:
+        instance.full_clean()
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        if field == "__all__":
+            raise ConfigError(f"{_path(*where)}: {messages[0]}") from None
+        if field == "name":
+            raise ConfigError(f"{_path(*where)}: invalid name: {messages[0]}") from None
+        raise ConfigError(
+            f"{_path(*where, JSON_FIELD_NAMES.get(field, field))}: {messages[0]}"
+        ) from None
+    instance.save()
+
+
+def _apply_servers(
+    toolbox: Toolbox, servers: dict[str, Any], *, replace: bool, where: tuple[str, ...]
+) -> int:
+    specs = {name: _server_spec(data, *where, name) for name, data in servers.items()}
+    for position, (name, spec) in enumerate(specs.items()):
+        _apply_server(toolbox, name, spec, position, *where, name)
+    others = toolbox.servers.exclude(name__in=list(specs)).order_by("position", "pk")
+    if replace:
+        others.delete()
+    else:
+        for position, server in enumerate(others, start=len(specs)):
+            Server.objects.filter(pk=server.pk).update(position=position)
+    return len(specs)
+
+
+def import_tenant(tenant: Tenant, data: Any, *, replace: bool = False) -> tuple[int, int]:
+    """Import the export format into tenant; returns (toolboxes, servers) imported."""
+    if isinstance(data, dict) and "tenants" in data and "toolboxes" not in data:
+        raise ConfigError(
+            "tenants: this is an export of all tenants; import one tenant's part "
+            "(the object under tenants.<slug>)"
+        )
+    try:
+        spec = TenantSpec.model_validate(data)
+    except PydanticError as exc:
+        raise _pydantic_error(exc) from None
+    servers = 0
+    with transaction.atomic():
+        for name, toolbox_spec in spec.toolboxes.items():
+            where = ("toolboxes", name)
+            toolbox = tenant.toolboxes.filter(name=name).first() or Toolbox(
+                tenant=tenant, name=name
+            )
+            toolbox.description = toolbox_spec.description
+            _save(toolbox, *where)
+            servers += _apply_servers(
+                toolbox, toolbox_spec.mcp_servers, replace=replace, where=(*where, "mcpServers")
+            )
+        if replace:
+            tenant.toolboxes.exclude(name__in=list(spec.toolboxes)).delete()
+    return len(spec.toolboxes), servers
+
+
+def import_mcp_servers(
+    tenant: Tenant, toolbox_name: str, data: Any, *, replace: bool = False
+) -> int:
+    """Import a desktop client's `{"mcpServers": {...}}` into one toolbox of tenant."""
+    try:
+        spec = DesktopSpec.model_validate(data)
+    except PydanticError as exc:
+        raise _pydantic_error(exc) from None
+    with transaction.atomic():
+        toolbox = tenant.toolboxes.filter(name=toolbox_name).first()
+        if toolbox is None:
+            toolbox = Toolbox(tenant=tenant, name=toolbox_name, description="Imported servers")
+            _save(toolbox, "toolbox")
+        return _apply_servers(toolbox, spec.mcp_servers, replace=replace, where=("mcpServers",))

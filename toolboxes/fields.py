@@ -1,0 +1,34 @@
+"""Model fields for secrets: a flat string map whose values are encrypted in the database."""
+
+from typing import Any
+
+from django.db import models
+
+from toolboxes import crypto
+
+
+class EncryptedStringMapField(models.JSONField):
+    """A `{name: value}` map; names stay readable, values are stored as Fernet tokens.
+
+    In Python the attribute holds plaintext values; only the database sees ciphertext.
+    Values that are not strings are left for model validation to reject by name.
+    """
+
+    description = "String map with encrypted values"
+
+    def get_prep_value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            value = {
+                key: crypto.encrypt(item) if isinstance(item, str) else item
+                for key, item in value.items()
+            }
+        return super().get_prep_value(value)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        value = super().from_db_value(value, expression, connection)
+        if isinstance(value, dict):
+            return {
+                key: crypto.decrypt(item) if isinstance(item, str) else item
+                for key, item in value.items()
+            }
+        return value

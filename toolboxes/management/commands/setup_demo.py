@@ -1,0 +1,134 @@
+"""Create (idempotently) the demo tenant, toolbox, API key and admin login for `make run`.
+
+The demo key and admin password exist in plain text only in `.demo-credentials.json`
+(mode 0600, git-ignored) so that repeated runs print the same working credentials.
+"""
+
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+
+CREDENTIALS_FILE = "demo-credentials.json"
+DEMO_SLUG = "demo"
+GIT_READ_ONLY_TOOLS = ["git_status", "git_log", "git_diff", "git_show", "git_branch"]
+
+
+class Command(BaseCommand):
+    help = "Create the demo tenant, toolbox, API key and admin user (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", default="8000")
+        parser.add_argument(
+            "--credentials",
+            default=str(Path(settings.BASE_DIR) / f".{CREDENTIALS_FILE}"),
+            help="Where the demo key and admin password are kept between runs.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["credentials"])
+        saved: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+        with transaction.atomic():
+            tenant = self._demo_tenant()
+            api_key = self._demo_key(tenant, saved.get("api_key", ""))
+            password = self._admin_password(saved.get("admin_password", ""))
+        saved.update(api_key=api_key, admin_username="admin", admin_password=password)
+        path.write_text(json.dumps(saved, indent=2) + "\n")
+        os.chmod(path, 0o600)
+        self._print(api_key, password, options["host"], options["port"])
+
+    def _demo_tenant(self) -> Tenant:
+        tenant, _ = Tenant.objects.get_or_create(slug=DEMO_SLUG, defaults={"name": "Demo"})
+        toolbox, _ = Toolbox.objects.get_or_create(
+            tenant=tenant,
+            name="demo",
+            defaults={"description": "Demo tools that need no network: time and git (read-only)"},
+        )
+        python = sys.executable
+        servers: dict[str, dict[str, Any]] = {
+            "time": {"command": python, "args": ["-m", "mcp_server_time"]},
+            "git": {
+                "command": python,
+                "args": ["-m", "mcp_server_git", "--repository", str(settings.BASE_DIR)],
+                "tool_filters": GIT_READ_ONLY_TOOLS,
+            },
+        }
+        for position, (name, fields) in enumerate(servers.items()):
+            server = Server.objects.filter(toolbox=toolbox, name=name).first()
+            if server is None:
+                server = Server(toolbox=toolbox, name=name, position=position, **fields)
+                server.full_clean()
+                server.save()
+        return tenant
+
+    def _demo_key(self, tenant: Tenant, saved_key: str) -> str:
+        prefix = saved_key.split("_")[1] if saved_key.count("_") >= 2 else ""
+        existing = ApiKey.objects.usable().filter(tenant=tenant, prefix=prefix).first()
+        if existing is not None and existing.matches(saved_key):
+            return saved_key
+        _, full_key = ApiKey.issue(tenant, label="demo (make run)")
+        return full_key
+
+    def _admin_password(self, saved_password: str) -> str:
+        user_model = get_user_model()
+        user = user_model.objects.filter(username="admin").first()
+        if user is None:
+            password = secrets.token_urlsafe(12)
+            user_model.objects.create_superuser("admin", "", password)
+            return password
+        if saved_password and user.check_password(saved_password):
+            return saved_password
+        return "(unchanged: set one with `manage.py changepassword admin`)"
+
+    def _print(self, api_key: str, password: str, host: str, port: str) -> None:
+        base = f"http://{host}:{port}"
+        client_config = {
+            "mcpServers": {
+                "workbench": {
+                    "type": "http",
+                    "url": f"{base}/mcp",
+                    "headers": {"Authorization": f"Bearer {api_key}"},
+                }
+            }
+        }
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    "Workbench demo is ready.",
+                    f"  Admin:        {base}/admin/  (user: admin, password: {password})",
+                    f"  MCP endpoint: {base}/mcp",
+                    f"  Demo API key: {api_key}",
+                    "",
+                    "Paste into an MCP client's configuration:",
+                    json.dumps(client_config, indent=2),
+                    "",
+                    "Or try it from Python, with this project's .venv:",
+                    "",
+                    ".venv/bin/python - <<'PY'",
+                    "import asyncio, httpx2",
+                    "from mcp.client.session import ClientSession",
+                    "from mcp.client.streamable_http import streamable_http_client",
+                    "async def main():",
+                    f"    headers = {{'Authorization': 'Bearer {api_key}'}}",
+                    "    async with httpx2.AsyncClient(headers=headers) as http, \\",
+                    f"            streamable_http_client('{base}/mcp', http_client=http)"
+                    " as (read, write), ClientSession(read, write) as session:",
+                    "        print((await session.initialize()).instructions)",
+                    "        print(await session.call_tool('open_toolbox', {'toolbox': 'demo'}))",
+                    "asyncio.run(main())",
+                    "PY",
+                    "",
+                ]
+            )
+        )

@@ -1,0 +1,41 @@
+"""Liveness and readiness probes: unauthenticated, cheap, and free of secrets."""
+
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+PROBE_KEY = "wb:readyz"
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    checks = {"database": _database_ok(), "cache": _cache_ok()}
+    ready = all(checks.values())
+    body = {"status": "ok" if ready else "unavailable", "checks": checks}
+    return JsonResponse(body, status=200 if ready else 503)
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            return cursor.fetchone() == (1,)
+    except Exception:
+        return False
+
+
+def _cache_ok() -> bool:
+    try:
+        cache.set(PROBE_KEY, 1, 10)
+        return cache.get(PROBE_KEY) == 1
+    except Exception:
+        return False
