@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
-from anyio.abc import TaskStatus
+from anyio.abc import ObjectReceiveStream
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -89,6 +91,29 @@ def result_size(result: types.CallToolResult) -> int:
     return size
 
 
+class _WatchedStream(ObjectReceiveStream[Any]):
+    """The transport's read stream, telling its owner when it ends: the only sign that
+    an idle server has died."""
+
+    def __init__(self, inner: ObjectReceiveStream[Any], on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:  # the SDK reads the sender's contextvars from here
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class Connection:
     def __init__(
         self,
@@ -127,42 +152,46 @@ class Connection:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(self) -> None:
         """The owner task: connect, serve until told to stop, then disconnect."""
-        task_status.started()
         stderr: StderrPipe | None = None
+        # One deadline over the whole connect, transport included (an SSE server may
+        # accept and never send its endpoint); lifted once connected. A scope, not
+        # fail_after, so that the SDK's own scopes opened inside it close first.
+        connecting = anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout)
         try:
-            async with AsyncExitStack() as stack:
-                if self.server.is_stdio:
-                    stderr = StderrPipe(self.label)
-                transport = open_transport(
-                    self.server,
-                    os.environ,
-                    stderr=stderr.writer if stderr else None,
-                    connect_timeout=self.connect_timeout,
-                    max_message_bytes=self.max_result_bytes + 64 * 1024,
-                )
-                # Entering only spawns or prepares; the waiting is bounded below. (A
-                # timeout scope around the entering would close before the scopes the
-                # SDK opens inside it, which anyio forbids.)
-                read, write = (await stack.enter_async_context(transport))[:2]
-                if stderr:
-                    stderr.child_started()
-                session = await stack.enter_async_context(
-                    ClientSession(read, write, client_info=CLIENT_INFO)
-                )
-                with anyio.fail_after(self.connect_timeout):
+            with connecting:
+                async with AsyncExitStack() as stack:
+                    if self.server.is_stdio:
+                        stderr = StderrPipe(self.label)
+                    transport = open_transport(
+                        self.server,
+                        os.environ,
+                        stderr=stderr.writer if stderr else None,
+                        connect_timeout=self.connect_timeout,
+                        max_message_bytes=self.max_result_bytes + 64 * 1024,
+                    )
+                    read, write = (await stack.enter_async_context(transport))[:2]
+                    if stderr:
+                        stderr.child_started()
+                    session = await stack.enter_async_context(
+                        ClientSession(
+                            _WatchedStream(read, self._on_end_of_stream),
+                            write,
+                            client_info=CLIENT_INFO,
+                        )
+                    )
                     await session.initialize()
                     self.tools = await self._list_all_tools(session)
-                self._session = session
-                logger.info("[%s] connected (%d tools)", self.label, len(self.tools))
-                self._ready.set()
-                await self._stop.wait()
-        except Exception as exc:  # any failure to connect is reported, never raised
-            if isinstance(_first_leaf(exc), TimeoutError):
+                    connecting.deadline = math.inf
+                    self._session = session
+                    logger.info("[%s] connected (%d tools)", self.label, len(self.tools))
+                    self._ready.set()
+                    await self._stop.wait()
+            if connecting.cancelled_caught and not self._ready.is_set():
                 self.error = f"timed out after {self.connect_timeout:g}s while connecting"
-            else:
-                self.error = describe(exc)
+        except Exception as exc:  # any failure to connect is reported, never raised
+            self.error = describe(exc)
         finally:
             self._session = None
             if stderr:
@@ -175,6 +204,12 @@ class Connection:
             self._stop.set()
             self._ready.set()
             self._closed.set()
+
+    def _on_end_of_stream(self) -> None:
+        """The server went away on its own (exited, crashed, dropped the stream), maybe
+        while idle: mark the connection dead so the next caller gets a new one."""
+        if self._ready.is_set() and not self._stop.is_set():
+            self._broken()
 
     async def wait_ready(self) -> None:
         await self._ready.wait()
@@ -205,8 +240,12 @@ class Connection:
         name: str,
         arguments: dict[str, Any],
         *,
+        timeout: float | None = None,
         progress_callback: Any = None,
     ) -> types.CallToolResult:
+        """Call a tool; `timeout` is the server's current setting (an admin may have
+        changed it since this connection was made), else the one it was made with."""
+        timeout = self.server.timeout if timeout is None else timeout
         session = self._session
         if session is None:
             raise DownstreamFailure("the server connection is closed")
@@ -220,13 +259,13 @@ class Connection:
                     params=types.CallToolRequestParams(name=name, arguments=arguments)
                 ),
                 types.CallToolResult,
-                request_read_timeout_seconds=self.server.timeout,
+                request_read_timeout_seconds=timeout,
                 progress_callback=progress_callback,
             )
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 raise DownstreamFailure(
-                    f"timed out after {self.server.timeout:g}s", timed_out=True
+                    f"timed out after {timeout:g}s", timed_out=True
                 ) from None
             if exc.code == CONNECTION_CLOSED:
                 raise self._broken() from None

@@ -142,3 +142,8 @@ def rate_limited(tool: str, server: str, toolbox: str, wait: float) -> GatewayEr
         tool=tool,
         retry_after=round(wait, 3),
     )
+
+
+def cancelled() -> GatewayError:
+    """The answer to a call its client cancelled; the SDK drops it, as nobody waits."""
+    return GatewayError(ErrorCode.DOWNSTREAM_ERROR, "Error executing tool: cancelled by the client")

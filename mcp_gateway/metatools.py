@@ -176,20 +176,25 @@ class MetaTools:
             server = toolbox.server(ref.server)
             if server is None:
                 raise errors.server_not_found(ref.server, toolbox.name)
+            if not server.allows(ref.name):  # filtered out: no need to connect to say so
+                raise errors.tool_not_found(ref.name, server.name, toolbox.name)
             try:
                 conn = await self._connection(caller, toolbox, server)
             except ConnectFailed as exc:
                 raise errors.downstream_failed(
                     ErrorCode.CONNECTION_FAILED, ref.name, server.name, toolbox.name, exc.reason
                 ) from None
-            if not server.allows(ref.name) or not conn.has_tool(ref.name):
+            if not conn.has_tool(ref.name):
                 raise errors.tool_not_found(ref.name, server.name, toolbox.name)
             wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
             if wait:
                 raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
             try:
                 return await conn.call_tool(
-                    ref.name, args.arguments or {}, progress_callback=progress_callback
+                    ref.name,
+                    args.arguments,
+                    timeout=server.timeout,
+                    progress_callback=progress_callback,
                 )
             except DownstreamFailure as exc:
                 code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR

@@ -98,6 +98,7 @@ class Pool:
             if self._connections.get(key) is conn:
                 del self._connections[key]
             raise ConnectFailed(conn.error or "the server connection closed")
+        conn.last_used = time.monotonic()  # an open counts as use: the reaper leaves it be
         return conn
 
     def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:

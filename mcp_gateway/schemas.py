@@ -31,8 +31,7 @@ class ToolRef(BaseModel):
 class UseToolArgs(BaseModel):
     model_config = STRICT
     tool: ToolRef
-    # `null` is read as "no arguments", as many clients send it.
-    arguments: dict[str, Any] | None = Field(default_factory=dict)
+    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 _NAME = {"type": "string", "minLength": 1}

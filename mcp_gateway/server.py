@@ -13,8 +13,9 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
-from mcp_gateway import instructions
+from mcp_gateway import errors, instructions
 from mcp_gateway.auth import Caller
+from mcp_gateway.cancellation import InFlightCalls
 from mcp_gateway.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools import META_TOOLS, MetaTools, error_result
 
@@ -41,6 +42,8 @@ def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> Any:
 
 
 def build_server(metatools: MetaTools) -> Server[Any]:
+    in_flight = InFlightCalls()
+
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -53,9 +56,13 @@ def build_server(metatools: MetaTools) -> Server[Any]:
         if params.name == "open_toolbox":
             return await metatools.open_toolbox(caller, session_id, params.arguments)
         if params.name == "use_tool":
-            return await metatools.use_tool(
-                caller, session_id, params.arguments, _progress_forwarder(ctx)
-            )
+            owner = (caller.key.key_id, session_id) if session_id else None
+            with in_flight.track(owner, ctx.request_id):
+                return await metatools.use_tool(
+                    caller, session_id, params.arguments, _progress_forwarder(ctx)
+                )
+            # Cancelled by the client: nobody waits for this answer any more.
+            return error_result(errors.cancelled())
         return error_result(
             GatewayError(
                 ErrorCode.INVALID_PARAMETERS,
@@ -81,4 +88,15 @@ def build_server(metatools: MetaTools) -> Server[Any]:
     )
     # Replaces the SDK's default OpenTelemetry middleware: nothing exports spans here.
     server.middleware = [per_caller_instructions]
+
+    async def cancelled(
+        ctx: ServerRequestContext[Any, Any], params: types.CancelledNotificationParams
+    ) -> None:
+        caller, session_id = _caller(ctx)
+        if session_id and params.request_id is not None:
+            in_flight.cancel((caller.key.key_id, session_id), params.request_id)
+
+    server.add_notification_handler(
+        "notifications/cancelled", types.CancelledNotificationParams, cancelled
+    )
     return server

@@ -94,15 +94,22 @@ async def test_a_client_that_goes_away_cancels_the_downstream_call(
         )
         assert opened.status_code == 200
         call = use("dev", "waiter", "wait_cancel", {"marker": str(marker)})
-        with anyio.move_on_after(1):  # the client gives up and disconnects
-            await raw_rpc(
-                http,
-                live_gateway.url,
-                "tools/call",
-                {"name": "use_tool", "arguments": call},
-                key=setup.key,
-                headers={"MCP-Protocol-Version": "2025-11-25"},
-            )
+        started = tmp_path / "cancelled.started"
+        async with anyio.create_task_group() as group:
+
+            async def call_then_go_away() -> None:
+                await raw_rpc(
+                    http,
+                    live_gateway.url,
+                    "tools/call",
+                    {"name": "use_tool", "arguments": call},
+                    key=setup.key,
+                    headers={"MCP-Protocol-Version": "2025-11-25"},
+                )
+
+            group.start_soon(call_then_go_away)
+            await eventually(started.exists, 15, "the downstream call to start")
+            group.cancel_scope.cancel()  # the client gives up and disconnects
     wait_until(marker.exists, 15, "the downstream call to be cancelled")
     wait_until(
         lambda: all(c.in_flight == 0 for c in live_gateway.gateway.pool.connections()),
@@ -212,3 +219,52 @@ async def test_a_remote_server_that_drops_mid_call(live_gateway, make_setup):
     finally:
         remote.kill()
         remote.wait(timeout=10)
+
+
+async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(
+    live_gateway, make_setup
+):
+    import os
+    import signal
+
+    marker = uuid.uuid4().hex
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "fragile", "--prefix", marker)
+    pool = live_gateway.gateway.pool
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        [pid] = processes_with(marker)
+        [first] = pool.connections()
+        os.kill(pid, signal.SIGKILL)  # no call in flight: only the stream's end tells
+        await eventually(lambda: first.closed, 15, "the dead connection to be noticed")
+        result = await session.call_tool("use_tool", use("dev", "fragile", "echo", {"text": "!"}))
+        assert text_of(result) == f"{marker}!"
+        [new_pid] = processes_with(marker)
+        assert new_pid != pid
+        # Opening again lists the new connection's tools, not the dead one's.
+        assert [c for c in pool.connections() if c is first] == []
+
+
+async def test_a_client_that_cancels_its_call_cancels_the_downstream_call(
+    live_gateway, make_setup, tmp_path
+):
+    marker = tmp_path / "cancelled"
+    started = tmp_path / "cancelled.started"
+    setup = make_setup()
+    setup.fixture_server(setup.toolbox("dev"), "waiter")
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        call = use("dev", "waiter", "wait_cancel", {"marker": str(marker)})
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.call_tool, "use_tool", call)
+            await eventually(started.exists, 15, "the downstream call to start")
+            group.cancel_scope.cancel()  # the SDK client cancels the request
+        await eventually(marker.exists, 15, "the downstream call to be cancelled")
+        # The session goes on working after the cancellation.
+        result = await session.call_tool("use_tool", use("dev", "waiter", "echo", {"text": "!"}))
+        assert text_of(result) == "!"
+    await eventually(
+        lambda: all(c.in_flight == 0 for c in live_gateway.gateway.pool.connections()),
+        15,
+        "no call to be left in flight",
+    )

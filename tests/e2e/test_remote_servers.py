@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.e2e.conftest import wait_until
@@ -116,12 +117,24 @@ async def test_server_everything_over_remote_transports(
         process.wait(timeout=15)
 
 
-@pytest.fixture
-def failing_server() -> Iterator[int]:
-    """A remote that answers every request with HTTP 500."""
+def serve_in_thread(app) -> Iterator[int]:
+    """A raw ASGI app on a free loopback port, for remotes that misbehave on purpose."""
     import threading
 
     import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, port=0, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 10, "the misbehaving server to start")
+    yield server.servers[0].sockets[0].getsockname()[1]
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def failing_server() -> Iterator[int]:
+    """A remote that answers every request with HTTP 500."""
 
     async def app(scope, receive, send):
         if scope["type"] != "http":
@@ -129,13 +142,42 @@ def failing_server() -> Iterator[int]:
         await send({"type": "http.response.start", "status": 500, "headers": []})
         await send({"type": "http.response.body", "body": b"internal error"})
 
-    server = uvicorn.Server(uvicorn.Config(app, port=0, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, 10, "the failing server to start")
-    yield server.servers[0].sockets[0].getsockname()[1]
-    server.should_exit = True
-    thread.join(timeout=10)
+    yield from serve_in_thread(app)
+
+
+@pytest.fixture
+def mute_sse_server() -> Iterator[int]:
+    """An SSE remote that accepts the stream and never sends its `endpoint` event."""
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    yield from serve_in_thread(app)
+
+
+async def test_an_sse_server_that_never_sends_its_endpoint_is_bounded(
+    live_gateway, make_setup, mute_sse_server
+):
+    live_gateway.gateway.pool.connect_timeout = 2.0
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    toolbox.servers.create(
+        name="mute", transport="sse", url=f"http://127.0.0.1:{mute_sse_server}/sse"
+    )
+    with anyio.fail_after(60):  # the SDK's own SSE read timeout would be 300 s
+        async with live_gateway.session(setup.key) as session:
+            result = await session.call_tool("open_toolbox", {"toolbox": "dev"})
+    assert error_of(result) == (
+        "CONNECTION_FAILED",
+        "Error opening toolbox 'dev': Failed to connect to server 'mute' in toolbox 'dev': "
+        "timed out after 2s while connecting",
+    )
 
 
 async def test_a_remote_answering_5xx_is_a_clear_open_error(

@@ -34,9 +34,12 @@ def test_empty_names_in_order_toolbox_server_name():
     )
 
 
-def test_null_arguments_mean_none():
-    args = parse_use_args({"tool": {"toolbox": "a", "server": "b", "name": "c"}, "arguments": None})
-    assert args.arguments is None
+def test_arguments_default_to_an_empty_object_and_null_is_not_one():
+    assert parse_use_args({"tool": {"toolbox": "a", "server": "b", "name": "c"}}).arguments == {}
+    arguments = {"tool": {"toolbox": "a", "server": "b", "name": "c"}, "arguments": None}
+    assert message(parse_use_args, arguments) == (
+        "Invalid tool invocation parameters: arguments must be an object"
+    )
 
 
 def test_strings_are_not_coerced():

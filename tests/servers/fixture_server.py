@@ -68,7 +68,7 @@ def base_tools(prefix: str) -> list[types.Tool]:
         tool("shout", "Print `lines` lines of `size` bytes to stderr, then answer"),
         tool("big", "Return `size` bytes of text"),
         tool("garbage", "Print a non-JSON line on stdout, then answer"),
-        tool("wait_cancel", "Sleep; when cancelled, create the file `marker`"),
+        tool("wait_cancel", "Create `marker`.started, sleep; when cancelled, create `marker`"),
     ]
 
 
@@ -134,6 +134,8 @@ def build(args: argparse.Namespace) -> Server[Any]:
             os.write(wire, b"this is not JSON-RPC {{{\n")
             return text("after garbage")
         if name == "wait_cancel":
+            with open(arguments["marker"] + ".started", "w") as started:
+                started.write("started")
             try:
                 await anyio.sleep(3600)
             except anyio.get_cancelled_exc_class():
