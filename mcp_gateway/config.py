@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from django.core.cache import cache
 from django.db import close_old_connections, connections
 
+from mcp_gateway import store
 from toolboxes import versions
 from toolboxes.models import ApiKey, Tenant
 
@@ -178,7 +179,7 @@ class ConfigStore:
         self._keys: dict[str, KeyRecord] = {}
 
     async def version(self, tenant_id: int) -> int:
-        return await cache.aget(versions.version_key(tenant_id), 0)
+        return await store.get(versions.version_key(tenant_id), 0)
 
     async def key(self, prefix: str) -> KeyRecord | None:
         record = self._keys.get(prefix)

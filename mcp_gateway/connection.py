@@ -264,9 +264,7 @@ class Connection:
             )
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                raise DownstreamFailure(
-                    f"timed out after {timeout:g}s", timed_out=True
-                ) from None
+                raise DownstreamFailure(f"timed out after {timeout:g}s", timed_out=True) from None
             if exc.code == CONNECTION_CLOSED:
                 raise self._broken() from None
             raise DownstreamFailure(exc.message) from None

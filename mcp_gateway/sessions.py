@@ -9,7 +9,7 @@ renews it.
 
 import hashlib
 
-from django.core.cache import cache
+from mcp_gateway import store
 
 KEY_SESSION = "-"  # the session of a client without a session id
 
@@ -26,12 +26,12 @@ class SessionStore:
         return f"wb:open:{key_id}:{session}:{toolbox}"
 
     async def mark_open(self, key_id: int, session_id: str | None, toolbox: str) -> None:
-        await cache.aset(self._entry(key_id, session_id, toolbox), 1, self.idle_seconds)
+        await store.set(self._entry(key_id, session_id, toolbox), 1, self.idle_seconds)
 
     async def is_open(self, key_id: int, session_id: str | None, toolbox: str) -> bool:
         entry = self._entry(key_id, session_id, toolbox)
         # touch() renews the idle expiry and says whether the entry exists, in one call.
-        return bool(await cache.atouch(entry, self.idle_seconds))
+        return await store.touch(entry, self.idle_seconds)
 
     async def forget(self, key_id: int, session_id: str | None, toolboxes: list[str]) -> None:
-        await cache.adelete_many([self._entry(key_id, session_id, name) for name in toolboxes])
+        await store.delete_many([self._entry(key_id, session_id, name) for name in toolboxes])
