@@ -145,6 +145,11 @@ def test_malformed_requests_never_get_a_5xx_or_hang(
         headers["Mcp-Session-Id"] = session_id
     response = http.request(method, live_gateway.url, content=body, headers=headers)
     assert response.status_code < 500, (response.status_code, response.text[:500])
+    assert response.status_code != 401, "the fuzzer's key was refused: nothing got past auth"
+    # Past the SDK's status-only refusals (405 wrong method, 406 wrong Accept), an error
+    # has a body that says what is wrong (a JSON-RPC error or the SDK's text).
+    if response.status_code >= 400 and response.status_code not in (405, 406):
+        assert response.text.strip(), (response.status_code, dict(response.headers))
 
 
 _setups: dict[int, Any] = {}
