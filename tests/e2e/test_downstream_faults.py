@@ -221,9 +221,7 @@ async def test_a_remote_server_that_drops_mid_call(live_gateway, make_setup):
         remote.wait(timeout=10)
 
 
-async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(
-    live_gateway, make_setup
-):
+async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(live_gateway, make_setup):
     import os
     import signal
 

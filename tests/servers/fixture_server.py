@@ -3,7 +3,8 @@
     python -m tests.servers.fixture_server [--tools N] [--page-size N] [--prefix P]
         [--hang-initialize] [--exit-at-start] [--crash-on-call]
 
-Tools: `echo` (text back), `add` (structured result), `image` (one PNG pixel), `fail`
+Tools: `echo` (text back), `add` (structured result), `image` (one PNG pixel), `mixed`
+(audio, embedded resources, a resource link), `fail`
 (downstream isError), `slow` (sleeps `seconds`), `env` (its environment as JSON), `crash`
 (exits the process), `progress` (reports progress, then answers), `headers` (the HTTP
 headers it was sent, when served remotely by `http_fixture`), `explode` (a JSON-RPC
@@ -58,6 +59,7 @@ def base_tools(prefix: str) -> list[types.Tool]:
             annotations=types.ToolAnnotations(read_only_hint=True),
         ),
         tool("image", "Return a one-pixel PNG"),
+        tool("mixed", "Return audio, an embedded resource and a resource link"),
         tool("fail", "Always fails with isError"),
         tool("slow", "Sleep for `seconds`, then answer"),
         tool("env", "Return this process's environment"),
@@ -105,6 +107,29 @@ def build(args: argparse.Namespace) -> Server[Any]:
         if name == "image":
             return types.CallToolResult(
                 content=[types.ImageContent(type="image", data=PIXEL_PNG, mime_type="image/png")]
+            )
+        if name == "mixed":
+            return types.CallToolResult(
+                content=[
+                    types.AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav"),
+                    types.EmbeddedResource(
+                        type="resource",
+                        resource=types.TextResourceContents(
+                            uri="file:///notes.txt", mime_type="text/plain", text="notes"
+                        ),
+                    ),
+                    types.EmbeddedResource(
+                        type="resource",
+                        resource=types.BlobResourceContents(
+                            uri="file:///blob.bin",
+                            mime_type="application/octet-stream",
+                            blob="AAE=",
+                        ),
+                    ),
+                    types.ResourceLink(
+                        type="resource_link", uri="file:///report.pdf", name="report"
+                    ),
+                ]
             )
         if name == "fail":
             return types.CallToolResult(
