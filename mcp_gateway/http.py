@@ -95,6 +95,7 @@ class Gateway:
             async with self.server.session_manager.run(), self.pool.running():
                 yield self
         finally:
+            await self.limiter.buckets.close()
             await release_database()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -91,7 +91,9 @@ class Pool:
             await anyio.sleep(health.wait_seconds())  # backoff, bounded by the policy
             conn = self._connections.get(key)  # another caller may have started it meanwhile
             if conn is None or (conn.is_ready and not conn.alive):
-                self._check_limits(key, tenant_limit or self.tenant_max_connections)
+                self._check_limits(
+                    key, self.tenant_max_connections if tenant_limit is None else tenant_limit
+                )
                 conn = self._start(key, server, label, health)
         await conn.wait_ready()
         if not conn.alive:

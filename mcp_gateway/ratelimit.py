@@ -29,6 +29,8 @@ class Buckets(Protocol):
         """Take one token from every bucket, or none: 0, or the seconds to wait."""
         ...
 
+    async def close(self) -> None: ...
+
 
 class LocalBuckets:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -48,6 +50,9 @@ class LocalBuckets:
         for name, _ in buckets:
             self._state[name] = (levels[name] - (0 if wait else 1), now)
         return wait
+
+    async def close(self) -> None:
+        pass
 
 
 # KEYS: bucket names; ARGV: rate, burst for each. Returns the wait, as a string.

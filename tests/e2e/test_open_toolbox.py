@@ -13,6 +13,7 @@ FIXTURE_TOOLS = [
     "echo",
     "add",
     "image",
+    "mixed",
     "fail",
     "slow",
     "env",
