@@ -169,7 +169,7 @@ class Connection:
                         os.environ,
                         stderr=stderr.writer if stderr else None,
                         connect_timeout=self.connect_timeout,
-                        max_message_bytes=self.max_result_bytes + 64 * 1024,
+                        max_result_bytes=self.max_result_bytes,
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
                     if stderr:

@@ -3,17 +3,22 @@ with `${VAR}` references expanded from the gateway's environment."""
 
 import os
 import shutil
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import IO, Any
 
 import httpx2
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_gateway.config import ServerConfig
 from mcp_gateway.envrefs import ExpansionError, expand
+from mcp_gateway.stdio import bounded_stdio_client
+
+# Room for a message's JSON-RPC envelope around a result of the largest size allowed.
+MESSAGE_ENVELOPE_BYTES = 64 * 1024
 
 # What a stdio server gets besides its own configured env (spec: a minimal base).
 BASE_ENV_NAMES = ("PATH", "HOME", "LANG")
@@ -55,12 +60,15 @@ def open_transport(
     *,
     stderr: IO[str] | None = None,
     connect_timeout: float = 30.0,
-    max_message_bytes: int | None = None,
+    max_result_bytes: int = 10 * 1024 * 1024,
 ) -> AbstractAsyncContextManager[Any]:
     """The SDK transport context manager for this server (enter it in the owning task)."""
+    max_message_bytes = max_result_bytes + MESSAGE_ENVELOPE_BYTES
     if server.is_stdio:
         params = stdio_parameters(server, environ)
-        return stdio_client(params, errlog=stderr) if stderr else stdio_client(params)
+        return bounded_stdio_client(
+            params, stderr or sys.stderr, max_message_bytes, result_limit=max_result_bytes
+        )
     url, headers = remote_target(server, environ)
     if server.transport == "sse":
         return sse_client(url, headers=headers, timeout=connect_timeout)

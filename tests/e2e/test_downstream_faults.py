@@ -66,12 +66,15 @@ async def test_a_result_over_the_size_limit_is_a_clear_error(live_gateway, make_
         await open_dev(session)
         small = await session.call_tool("use_tool", use("dev", "big", "big", {"size": 90_000}))
         huge = await session.call_tool("use_tool", use("dev", "big", "big", {"size": 2_000_000}))
+        again = await session.call_tool("use_tool", use("dev", "big", "big", {"size": 10}))
     assert len(text_of(small)) == 90_000
-    assert error_of(huge) == (
-        "DOWNSTREAM_ERROR",
-        "Error executing tool 'big' in server 'big' (toolbox 'dev'): the result is too large "
-        "(2000000 bytes; the limit is 100000)",
-    )
+    code, text = error_of(huge)
+    assert code == "DOWNSTREAM_ERROR"
+    # Cut off as it was read (the size counts the message's JSON envelope too), never kept.
+    prefix = "Error executing tool 'big' in server 'big' (toolbox 'dev'): the result is too large ("
+    assert text.startswith(prefix) and text.endswith(" bytes; the limit is 100000)"), text
+    assert 2_000_000 < int(text.removeprefix(prefix).split()[0]) < 2_001_000
+    assert text_of(again) == "x" * 10  # the connection is still good
 
 
 async def test_a_client_that_goes_away_cancels_the_downstream_call(

@@ -1,0 +1,166 @@
+"""The SDK's stdio client transport with one change: a message has a size limit.
+
+The SDK reads a server's stdout a line at a time into an unbounded buffer, so a server
+that prints one endless line takes the gateway's memory with it. Here a line past the
+limit is counted but not kept; the call it answers (found by its id at either end of the
+line) gets an error naming the size, and the connection stays up. Spawning and shutting
+down (own process group, close stdin, wait, kill the tree) are the SDK's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+import anyio
+import anyio.lowlevel
+import mcp_types as types
+from anyio.streams.text import TextReceiveStream
+from mcp.client.stdio import (
+    StdioServerParameters,
+    _aclose_all,
+    _create_platform_compatible_process,
+    _drain_stdout,
+    _parse_line,
+    _stop_server_process,
+    get_default_environment,
+)
+from mcp.shared.message import SessionMessage
+from mcp_types import INTERNAL_ERROR
+
+logger = logging.getLogger("workbench.downstream")
+
+_WRITER_FLUSH_TIMEOUT = 2.0
+_EDGE = 512  # characters kept from each end of an oversized line, to find its id
+_ID = r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
+_ID_AT_START = re.compile(r'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID)
+_ID_AT_END = re.compile(_ID + r"\s*\}\s*$")
+
+
+def oversized_message(head: str, tail: str, size: int, limit: int) -> SessionMessage | None:
+    """An error answer to the request an oversized line answers, if its id can be found."""
+    found = _ID_AT_START.search(head) or _ID_AT_END.search(tail)
+    if found is None:
+        return None
+    raw = found.group(1)
+    request_id: Any = int(raw) if raw[0] != '"' else raw[1:-1]
+    error = types.ErrorData(
+        code=INTERNAL_ERROR,
+        message=f"the result is too large ({size} bytes; the limit is {limit})",
+    )
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+class LineReader:
+    """Splits stdout chunks into lines, keeping at most `limit` characters of any line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._start()
+
+    def _start(self) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self._over = False
+        self._head = ""
+        self._tail = ""
+
+    def feed(self, chunk: str) -> list[str | tuple[str, str, int]]:
+        """Complete lines: a line as a string, or an oversized one as (head, tail, size)."""
+        done: list[str | tuple[str, str, int]] = []
+        pieces = chunk.split("\n")
+        for index, piece in enumerate(pieces):
+            self._size += len(piece)
+            if not self._over and self._size > self.limit:
+                # Just went over: from now on keep only the line's two ends.
+                self._over = True
+                self._head = ("".join(self._parts) + piece[:_EDGE])[:_EDGE]
+                self._parts = []
+            if self._over:
+                self._tail = (self._tail + piece[-_EDGE:])[-_EDGE:]
+            else:
+                self._parts.append(piece)
+            if index < len(pieces) - 1:  # a newline ends this line
+                if self._over:
+                    done.append((self._head, self._tail, self._size))
+                else:
+                    done.append("".join(self._parts))
+                self._start()
+        return done
+
+
+@asynccontextmanager
+async def bounded_stdio_client(
+    server: StdioServerParameters, errlog: TextIO, max_message_chars: int, result_limit: int
+) -> AsyncIterator[tuple[Any, Any]]:
+    """`stdio_client`, with lines over `max_message_chars` answered as results over
+    `result_limit` (the limit the operator set; a message adds its envelope to it)."""
+    process = await _create_platform_compatible_process(
+        command=server.command,
+        args=server.args,
+        env=get_default_environment() | (server.env or {}),
+        errlog=errlog,
+        cwd=server.cwd,
+    )
+    # No awaits until the task group is entered, or a cancellation would leak the process.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+
+    async def stdout_reader() -> None:
+        assert process.stdout
+        lines = LineReader(max_message_chars)
+        try:
+            async with read_writer:
+                try:
+                    async for chunk in TextReceiveStream(process.stdout, encoding=server.encoding):
+                        for line in lines.feed(chunk):
+                            if isinstance(line, str):
+                                message: SessionMessage | Exception | None = _parse_line(line)
+                            else:
+                                message = oversized_message(*line, limit=result_limit)
+                                logger.warning("dropped a %d-character message", line[2])
+                            if message is not None:
+                                await read_writer.send(message)
+                finally:
+                    await _drain_stdout(process)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            pass  # the session or our own shutdown closed the streams
+        except UnicodeDecodeError:
+            logger.warning("the server wrote bytes that are not %s", server.encoding)
+
+    async def stdin_writer() -> None:
+        assert process.stdin
+        try:
+            async with write_reader:
+                async for session_message in write_reader:
+                    data = session_message.message.model_dump_json(
+                        by_alias=True, exclude_unset=True
+                    )
+                    await process.stdin.send((data + "\n").encode(server.encoding))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()  # the session sees the end instead of hanging
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
+            await writer_done.wait()
+        await _stop_server_process(process)
+        await _aclose_all(read_stream, write_stream, read_writer, write_reader)
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(stdout_reader)
+        group.start_soon(stdin_writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):  # every wait inside is bounded
+                await shutdown()
+            group.cancel_scope.cancel()
