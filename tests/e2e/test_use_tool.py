@@ -103,6 +103,21 @@ async def test_progress_reaches_the_calling_client(live_gateway, dev):
     assert updates == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
+async def test_progress_reaches_a_2026_client(live_gateway, dev):
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, total, message))
+
+    async with live_gateway.client(dev.key) as client:
+        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+        result = await client.call_tool(
+            "use_tool", use("dev", "filesystem", "progress"), progress_callback=on_progress
+        )
+    assert text_of(result) == "done"
+    assert updates == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
 async def test_works_for_2026_clients(live_gateway, dev):
     async with live_gateway.client(dev.key) as client:
         payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
