@@ -3,6 +3,8 @@ open on the other, and a key revoked from a third process stops working on both 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import sys
 import uuid
@@ -67,3 +69,40 @@ def test_open_state_and_revocation_are_shared(deployment):
                 assert refused.json()["error"] == "revoked_api_key"
 
     anyio.run(scenario)
+
+
+def sockets_of(pid: int) -> int:
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+    return count
+
+
+def test_requests_do_not_open_a_redis_connection_each(deployment):
+    marker = uuid.uuid4().hex
+    script = SETUP.format(python=sys.executable, fixture=FIXTURE_SERVER, marker=marker)
+    key = deployment.shell(script).split()[-1]
+    process, url, _ = deployment.start_gateway("gateway")
+    echo = {"name": "use_tool", "arguments": use("dev", "fixture", "echo", {"text": "hi"})}
+
+    async def requests(count: int) -> None:
+        async with httpx2.AsyncClient(timeout=60) as http:
+            init = await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, key=key)
+            sid = init.headers["mcp-session-id"]
+            open_dev = {"name": "open_toolbox", "arguments": {"toolbox": "dev"}}
+            await raw_rpc(http, url, "tools/call", open_dev, key=key, session_id=sid)
+            for _ in range(count):
+                answer = await raw_rpc(http, url, "tools/call", echo, key=key, session_id=sid)
+                assert f"{marker}hi" in answer.text
+
+    async def sessions(count: int, calls: int) -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(count):
+                group.start_soon(requests, calls)
+
+    anyio.run(sessions, 1, 5)  # warm: the store's connections exist now
+    before = sockets_of(process.pid)
+    anyio.run(sessions, 20, 10)
+    # A bounded pool, not one connection per request (worker threads may add a few).
+    assert sockets_of(process.pid) - before < 40
