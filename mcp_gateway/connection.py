@@ -27,7 +27,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from mcp_gateway.config import ServerConfig
 from mcp_gateway.envrefs import ExpansionError
-from mcp_gateway.health import RespawnPolicy, ServerHealth
+from mcp_gateway.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.stderr import StderrPipe
 from mcp_gateway.transports import open_transport
 
@@ -42,6 +42,11 @@ class PoolKey:
     toolbox: str
     server: str
     fingerprint: str
+
+    @property
+    def place(self) -> tuple[int, str, str]:
+        """Which server this is, whatever configuration it was connected with."""
+        return (self.tenant_id, self.toolbox, self.server)
 
 
 class DownstreamFailure(Exception):

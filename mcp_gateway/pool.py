@@ -17,7 +17,7 @@ from anyio.abc import TaskGroup
 
 from mcp_gateway.config import ServerConfig
 from mcp_gateway.connection import Connection, PoolKey
-from mcp_gateway.health import RespawnPolicy, ServerHealth
+from mcp_gateway.respawn import RespawnPolicy, ServerHealth
 
 logger = logging.getLogger("workbench.pool")
 
@@ -70,11 +70,6 @@ class Pool:
     def connections(self) -> list[Connection]:
         return [conn for conn in self._connections.values() if not conn.closed]
 
-    def peek(self, key: PoolKey) -> Connection | None:
-        """The live connection for key, if there is one, without connecting."""
-        conn = self._connections.get(key)
-        return conn if conn is not None and conn.alive else None
-
     async def get(
         self, key: PoolKey, server: ServerConfig, label: str, tenant_limit: int | None = None
     ) -> Connection:
@@ -109,9 +104,7 @@ class Pool:
         others = [
             other
             for other in self._connections
-            if (other.tenant_id, other.toolbox, other.server)
-            != (key.tenant_id, key.toolbox, key.server)
-            and not self._connections[other].closed
+            if other.place != key.place and not self._connections[other].closed
         ]
         if len(others) >= self.max_connections:
             raise ConnectFailed(
@@ -133,12 +126,7 @@ class Pool:
         self._task_group.start_soon(conn.run)
         # Older configurations of the same server are closed once their calls are done.
         for other_key, other in list(self._connections.items()):
-            same_server = (other_key.tenant_id, other_key.toolbox, other_key.server) == (
-                key.tenant_id,
-                key.toolbox,
-                key.server,
-            )
-            if same_server and other_key != key:
+            if other_key.place == key.place and other_key != key:
                 del self._connections[other_key]
                 self._health.pop(other_key, None)
                 self._retiring.add(other)

@@ -1,6 +1,6 @@
 """The respawn policy: immediate retry, bounded exponential backoff, then a cool-down."""
 
-from mcp_gateway.health import RespawnPolicy, ServerHealth
+from mcp_gateway.respawn import RespawnPolicy, ServerHealth
 
 
 def test_backoff_grows_is_bounded_and_ends_in_cooldown():
