@@ -355,7 +355,7 @@ async def test_calls_on_one_connection_run_concurrently(live_gateway, make_setup
 
 
 async def test_a_server_that_keeps_crashing_cools_down(live_gateway, make_setup):
-    from mcp_gateway.health import RespawnPolicy
+    from mcp_gateway.respawn import RespawnPolicy
 
     live_gateway.gateway.pool.respawn = RespawnPolicy(
         backoff_max=0.2, cooldown=60, failures_before_cooldown=3
