@@ -23,15 +23,19 @@ async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, make_setup
     setup.fixture_server(toolbox, "stuck", position=0, timeout=60)
     setup.fixture_server(toolbox, "healthy", position=1)
     order: list[str] = []
-    async with live_gateway.session(setup.key) as session:
+    async with (
+        live_gateway.session(setup.key) as session,
+        live_gateway.session(setup.key) as other_session,
+    ):
         await open_dev(session)
+        await open_dev(other_session)
 
         async def hang() -> None:
             await session.call_tool("use_tool", use("dev", "stuck", "slow", {"seconds": 60}))
             order.append("hang")
 
-        async def echo(index: int) -> None:
-            result = await session.call_tool(
+        async def echo(client, index: int) -> None:
+            result = await client.call_tool(
                 "use_tool", use("dev", "healthy", "echo", {"text": str(index)})
             )
             assert text_of(result) == str(index)
@@ -40,8 +44,8 @@ async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, make_setup
         async with anyio.create_task_group() as group:
             group.start_soon(hang)
             async with anyio.create_task_group() as echoes:
-                for index in range(20):
-                    echoes.start_soon(echo, index)
+                for index in range(20):  # on the hung call's session and on another one
+                    echoes.start_soon(echo, session if index % 2 else other_session, index)
             # Every other call finished while the hung one is still waiting.
             assert order == ["echo"] * 20
             group.cancel_scope.cancel()
