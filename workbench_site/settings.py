@@ -1,5 +1,6 @@
 """Workbench settings: everything comes from the environment (and `.env` when present)."""
 
+import os
 from pathlib import Path
 
 import environ
@@ -8,7 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env")
+# Values already in the environment win over the file's.
+environ.Env.read_env(os.environ.get("WORKBENCH_ENV_FILE", BASE_DIR / ".env"))
 
 DEBUG: bool = env.bool("DEBUG", default=False)
 
