@@ -27,6 +27,10 @@ from mcp_gateway.server import CALLER_STATE, SESSION_STATE, build_server
 from mcp_gateway.sessions import SessionStore
 
 SESSION_HEADER = b"mcp-session-id"
+NO_STANDALONE_STREAM = (
+    "This endpoint offers no server-to-client stream (GET): send requests by POST; "
+    "answers and progress come on each POST's own response."
+)
 PROTOCOL_HEADER = b"mcp-protocol-version"
 
 
@@ -121,6 +125,16 @@ class Gateway:
             await self.sessions.forget(caller.key.key_id, session_id, caller.visible_toolboxes())
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
+            return
+        if scope["method"] == "GET":
+            # Served statelessly, nothing is ever sent on a standalone stream; holding one
+            # open would cost a transport per idle client. The spec's answer: 405.
+            await _json_response(
+                send,
+                405,
+                {"error": "method_not_allowed", "message": NO_STANDALONE_STREAM},
+                [(b"allow", b"POST, DELETE")],
+            )
             return
         state = scope.setdefault("state", {})
         state[CALLER_STATE] = caller

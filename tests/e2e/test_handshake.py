@@ -1,5 +1,6 @@
 """initialize / server/discover and tools/list, for both protocol revisions."""
 
+import httpx2
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -84,3 +85,15 @@ async def test_tools_list_is_exactly_the_two_meta_tools(live_gateway, acme, revi
     assert use_tool.input_schema["properties"]["arguments"]["type"] == "object"
     assert use_tool.annotations.open_world_hint is True
     assert "open_toolbox" in use_tool.description
+
+
+async def test_no_standalone_stream_is_held_open(live_gateway, make_setup):
+    setup = make_setup()
+    async with httpx2.AsyncClient(timeout=30) as http:
+        response = await http.get(
+            live_gateway.url,
+            headers={"Authorization": f"Bearer {setup.key}", "Accept": "text/event-stream"},
+        )
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST, DELETE"
+    assert response.json()["error"] == "method_not_allowed"
