@@ -6,6 +6,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # PostgreSQL for the second test pass: TEST_DATABASE_URL, or the local default.
 PG_TEST_URL ?= $(or $(TEST_DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
+# The benchmarks' FastMCP comparison lives in a virtualenv of its own (never the product's).
+FASTMCP_VENV := bench/.fastmcp-venv
+FASTMCP_SPEC ?= fastmcp==4.1.2
 
 .PHONY: run test test-sqlite test-postgres lint bench clean
 
@@ -51,5 +54,16 @@ lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# A failed FastMCP install is not fatal: the latency table then says it was not measured.
+$(FASTMCP_VENV)/.installed:
+	@echo "== FastMCP comparison virtualenv ($(FASTMCP_SPEC)) in $(FASTMCP_VENV)"
+	-test -x $(FASTMCP_VENV)/bin/python || $(PYTHON) -m venv $(FASTMCP_VENV)
+	-$(FASTMCP_VENV)/bin/python -m pip install -q --disable-pip-version-check \
+		"$(FASTMCP_SPEC)" uvicorn mcp-server-time && touch $@
+
+# Benchmarks (bench/README.md): one table, also written to bench/results/latest.md.
+bench: $(VENV)/.test-installed $(FASTMCP_VENV)/.installed
+	$(PY) bench/run_all.py
+
 clean:
-	rm -rf $(VENV) tests/node_modules
+	rm -rf $(VENV) tests/node_modules $(FASTMCP_VENV)

@@ -1,115 +1,212 @@
-"""Latency of `use_tool` through Workbench beside the same call made directly over stdio.
+"""Call latency: `use_tool` through Workbench beside the same kind of call on three other paths.
 
-    .venv/bin/python bench/latency.py [--calls 200] [--warmup 20]
+    .venv/bin/python bench/latency.py [--blocks 10] [--block-calls 20] [--warmup 20] [--quick]
 
-Starts a gateway process (uvicorn, SQLite in a temp dir) with one toolbox holding
-`mcp-server-time`, then makes sequential calls to `get_current_time` on one client session:
-first directly over stdio, then through the gateway. Prints p50/p90/p99 in milliseconds.
+Paths, each on one client session held for the whole run (our SDK client, 2025-11-25):
+- direct stdio: `get_current_time` of `python -m mcp_server_time` (a);
+- SDK HTTP: a trivial tool served by the SDK alone over Streamable HTTP on loopback, the
+  HTTP hop's cost (b; bench/sdk_server.py);
+- Workbench: `use_tool` to that same `get_current_time` through a real gateway process;
+- FastMCP proxy: FastMCP's `create_proxy` over the same stdio server, served by uvicorn, run
+  from bench/.fastmcp-venv (skipped when that venv is absent, and in --quick mode).
+
+The paths take turns in blocks (the order rotates each block), so that machine drift hits
+them alike; the ratios are the median of the per-block ratios of p50s.
 """
 
 from __future__ import annotations
 
-import argparse
-import statistics
+import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
-import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import (
+    BENCH,
+    FASTMCP_PYTHON,
+    TIME_ARGS,
+    TIME_MODULE,
+    Row,
+    arguments,
+    check,
+    checked,
+    free_port,
+    gateway,
+    gateway_session,
+    http_session,
+    median,
+    ms,
+    p50_p90_p99,
+    report,
+    serving,
+    timed,
+    use_call,
+)
 
-from tests.e2e.gateway_process import Deployment  # noqa: E402
+DIRECT = "direct stdio (a)"
+SDK_HTTP = "SDK HTTP (b)"
+WORKBENCH = "Workbench"
+FASTMCP = "FastMCP proxy"
+SECTION = "1 latency"
 
-TIME_SERVER = [sys.executable, "-m", "mcp_server_time"]
-ARGS = {"timezone": "Etc/UTC"}
-
-SETUP = f"""
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
-tenant = Tenant.objects.create(slug="bench")
-toolbox = Toolbox.objects.create(tenant=tenant, name="bench", description="benchmark")
-Server.objects.create(toolbox=toolbox, name="time", command={TIME_SERVER[0]!r},
-                      args={TIME_SERVER[1:]!r})
-print(ApiKey.issue(tenant)[1])
-"""
-
-
-def percentiles(samples: list[float]) -> tuple[float, float, float]:
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return cuts[49], cuts[89], cuts[98]
-
-
-async def measure(call: Callable[[], Awaitable[object]], calls: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        await call()
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - start) * 1000)
-    return samples
+Call = Callable[[], Awaitable[object]]
 
 
-async def direct(calls: int, warmup: int) -> list[float]:
-    params = StdioServerParameters(command=TIME_SERVER[0], args=TIME_SERVER[1:])
+@asynccontextmanager
+async def direct_path() -> AsyncIterator[Call]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", TIME_MODULE])
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        return await measure(lambda: session.call_tool("get_current_time", ARGS), calls, warmup)
+        yield lambda: _call(session, "get_current_time", TIME_ARGS)
 
 
-async def through_gateway(url: str, key: str, calls: int, warmup: int) -> list[float]:
-    call = {"tool": {"toolbox": "bench", "server": "time", "name": "get_current_time"}}
-    call["arguments"] = ARGS
-    headers = {"Authorization": f"Bearer {key}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        opened = await session.call_tool("open_toolbox", {"toolbox": "bench"})
-        assert not opened.is_error, opened
-        result = await session.call_tool("use_tool", call)
-        assert not result.is_error, result
-        return await measure(lambda: session.call_tool("use_tool", call), calls, warmup)
+@asynccontextmanager
+async def http_path(url: str) -> AsyncIterator[Call]:
+    async with http_session(url) as session:
+        yield lambda: _call(session, "get_current_time", TIME_ARGS)
+
+
+@asynccontextmanager
+async def workbench_path(url: str, key: str) -> AsyncIterator[Call]:
+    async with gateway_session(url, key) as session:
+        yield lambda: _call(session, "use_tool", use_call())
+
+
+async def _call(session: ClientSession, name: str, args: dict[str, object]) -> object:
+    return checked(await session.call_tool(name, args))
+
+
+def fastmcp_missing() -> str | None:
+    """Why the FastMCP path cannot run here, or None when it can."""
+    if not FASTMCP_PYTHON.exists():
+        return "not measured: bench/.fastmcp-venv is missing (make bench creates it)"
+    done = subprocess.run(
+        [str(FASTMCP_PYTHON), "-c", "import fastmcp, mcp_server_time, uvicorn"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return f"not measured: bench/.fastmcp-venv is incomplete ({last[:120]})"
+    return None
+
+
+@contextmanager
+def servers(with_fastmcp: bool, notes: dict[str, str]) -> Iterator[dict[str, str]]:
+    """The HTTP servers of the run: name -> URL (the gateway's URL with its key after '#').
+    A FastMCP proxy that does not start is noted, not fatal."""
+    with ExitStack() as stack:
+        urls: dict[str, str] = {}
+        port = free_port()
+        command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port)]
+        stack.enter_context(serving(command, port, "sdk server"))
+        urls[SDK_HTTP] = f"http://127.0.0.1:{port}/mcp"
+        running = stack.enter_context(gateway())
+        urls[WORKBENCH] = f"{running.url}#{running.key}"
+        if with_fastmcp:
+            port = free_port()
+            command = [str(FASTMCP_PYTHON), str(BENCH / "fastmcp_proxy.py"), "--port", str(port)]
+            try:
+                stack.enter_context(serving(command, port, "fastmcp proxy"))
+                urls[FASTMCP] = f"http://127.0.0.1:{port}/mcp"
+            except (RuntimeError, AssertionError) as exc:
+                notes[FASTMCP] = f"not measured: the proxy did not start ({str(exc)[-200:]})"
+        yield urls
+
+
+async def measure(
+    urls: dict[str, str], blocks: int, block_calls: int, warmup: int
+) -> dict[str, list[list[float]]]:
+    """Per path, the samples (ms) of each block."""
+    async with AsyncExitStack() as stack:
+        gateway_url, key = urls[WORKBENCH].split("#", 1)
+        calls: dict[str, Call] = {
+            DIRECT: await stack.enter_async_context(direct_path()),
+            SDK_HTTP: await stack.enter_async_context(http_path(urls[SDK_HTTP])),
+            WORKBENCH: await stack.enter_async_context(workbench_path(gateway_url, key)),
+        }
+        if FASTMCP in urls:
+            calls[FASTMCP] = await stack.enter_async_context(http_path(urls[FASTMCP]))
+        for call in calls.values():
+            await timed(call, warmup)
+        names = list(calls)
+        samples: dict[str, list[list[float]]] = {name: [] for name in names}
+        for block in range(blocks):
+            for name in names[block % len(names) :] + names[: block % len(names)]:
+                samples[name].append(await timed(calls[name], block_calls))
+        return samples
+
+
+def rows(samples: dict[str, list[list[float]]], fastmcp_note: str | None) -> list[Row]:
+    total = sum(len(block) for block in samples[WORKBENCH])
+    out = [
+        Row(
+            SECTION,
+            f"{name}: p50 / p90 / p99 (ms, {total} calls)",
+            ms(p50_p90_p99([sample for block in blocks for sample in block])),
+        )
+        for name, blocks in samples.items()
+    ]
+    if fastmcp_note:
+        out.append(Row(SECTION, f"{FASTMCP}: p50 / p90 / p99 (ms)", fastmcp_note))
+    p50s = {name: [median(block) for block in blocks] for name, blocks in samples.items()}
+    over_ab = [
+        wb / (a + b) for wb, a, b in zip(p50s[WORKBENCH], p50s[DIRECT], p50s[SDK_HTTP], strict=True)
+    ]
+    out.append(
+        check(SECTION, "p50 Workbench / (a + b), median of block ratios", median(over_ab), 1.1)
+    )
+    out.append(
+        Row(
+            SECTION,
+            "p50 Workbench - (a + b): what the gateway adds (ms)",
+            f"{median(p50s[WORKBENCH]) - median(p50s[DIRECT]) - median(p50s[SDK_HTTP]):.2f}",
+        )
+    )
+    if FASTMCP in samples:
+        over_fastmcp = [wb / f for wb, f in zip(p50s[WORKBENCH], p50s[FASTMCP], strict=True)]
+        out.append(
+            check(
+                SECTION,
+                "p50 Workbench / FastMCP proxy, median of block ratios",
+                median(over_fastmcp),
+                0.85,
+            )
+        )
+    else:
+        out.append(Row(SECTION, "p50 Workbench / FastMCP proxy", "not measured", "≤ 0.85", "n/a"))
+    return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200)
+    parser = arguments(__doc__)
+    parser.add_argument("--blocks", type=int, default=10)
+    parser.add_argument("--block-calls", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--no-fastmcp", action="store_true", help="skip the FastMCP path")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        deployment = Deployment(Path(workdir), env_extra={"LOG_LEVEL": "WARNING"})
-        deployment.manage("migrate", "-v0")
-        key = deployment.shell(SETUP).split()[-1]
-        process, url, _ = deployment.start_gateway("gateway", "--no-access-log")
-        try:
-            rows = {
-                "direct stdio": anyio.run(direct, options.calls, options.warmup),
-                "through Workbench": anyio.run(
-                    through_gateway, url, key, options.calls, options.warmup
-                ),
-            }
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-    print(f"\n{options.calls} sequential calls to mcp-server-time get_current_time (ms)\n")
-    print("| path | p50 | p90 | p99 |")
-    print("| --- | ---: | ---: | ---: |")
-    for name, samples in rows.items():
-        p50, p90, p99 = percentiles(samples)
-        print(f"| {name} | {p50:.2f} | {p90:.2f} | {p99:.2f} |")
-    direct_p50 = percentiles(rows["direct stdio"])[0]
-    gateway_p50 = percentiles(rows["through Workbench"])[0]
-    print(f"\nWorkbench adds {gateway_p50 - direct_p50:.2f} ms at p50.")
+    if options.quick:
+        options.blocks, options.block_calls, options.warmup = 2, 3, 1
+    notes: dict[str, str] = {}
+    if options.quick or options.no_fastmcp:
+        notes[FASTMCP] = "skipped (--quick / --no-fastmcp)"
+    elif missing := fastmcp_missing():
+        notes[FASTMCP] = missing
+    with servers(FASTMCP not in notes, notes) as urls:
+        samples = anyio.run(measure, urls, options.blocks, options.block_calls, options.warmup)
+    title = (
+        f"Call latency: {options.blocks} blocks of {options.block_calls} sequential calls "
+        f"per path, after {options.warmup} warm-up calls"
+    )
+    report(rows(samples, notes.get(FASTMCP)), options.json, title)
 
 
 if __name__ == "__main__":
