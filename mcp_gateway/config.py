@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 from django.core.cache import cache
 from django.db import close_old_connections, connections
 
-from mcp_gateway import store
+from mcp_gateway.store import SharedStore
 from toolboxes import versions
 from toolboxes.models import ApiKey, Tenant
 
@@ -174,12 +174,13 @@ def _in_thread(func):  # type: ignore[no-untyped-def]
 class ConfigStore:
     """This process's snapshots of key records and tenant configurations."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: SharedStore) -> None:
+        self.shared = shared  # where the per-tenant configuration versions are
         self._tenants: dict[int, TenantConfig] = {}
         self._keys: dict[str, KeyRecord] = {}
 
     async def version(self, tenant_id: int) -> int:
-        return await store.get(versions.version_key(tenant_id), 0)
+        return await self.shared.get(versions.version_key(tenant_id), 0)
 
     async def key(self, prefix: str) -> KeyRecord | None:
         record = self._keys.get(prefix)

@@ -25,6 +25,7 @@ from mcp_gateway.pool import Pool
 from mcp_gateway.ratelimit import Limit, RateLimiter, buckets_for
 from mcp_gateway.server import CALLER_STATE, SESSION_STATE, build_server
 from mcp_gateway.sessions import SessionStore
+from mcp_gateway.store import store_for
 
 SESSION_HEADER = b"mcp-session-id"
 NO_STANDALONE_STREAM = (
@@ -69,9 +70,10 @@ async def _json_response(
 class Gateway:
     def __init__(self, options: GatewayOptions) -> None:
         self.options = options
-        self.store = ConfigStore()
-        self.auth = Authenticator(self.store)
-        self.sessions = SessionStore(options.session_idle_seconds)
+        self.shared = store_for(options.cache)
+        self.config = ConfigStore(self.shared)
+        self.auth = Authenticator(self.config)
+        self.sessions = SessionStore(options.session_idle_seconds, self.shared)
         self.pool = Pool(
             connect_timeout=options.connect_timeout,
             idle_seconds=options.idle_connection_seconds,
@@ -100,6 +102,7 @@ class Gateway:
                 yield self
         finally:
             await self.limiter.buckets.close()
+            await self.shared.close()
             await release_database()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

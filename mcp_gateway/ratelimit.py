@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mcp_gateway.store import redis_url
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -119,7 +121,5 @@ class RateLimiter:
 
 def buckets_for(cache_settings: dict[str, Any]) -> Buckets:
     """Redis buckets when the shared store is Redis, else this process's own."""
-    if cache_settings.get("BACKEND", "").endswith("RedisCache"):
-        location = cache_settings["LOCATION"]
-        return RedisBuckets(location[0] if isinstance(location, list) else location)
-    return LocalBuckets()
+    url = redis_url(cache_settings)
+    return RedisBuckets(url) if url else LocalBuckets()

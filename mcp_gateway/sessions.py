@@ -9,14 +9,15 @@ renews it.
 
 import hashlib
 
-from mcp_gateway import store
+from mcp_gateway.store import SharedStore
 
 KEY_SESSION = "-"  # the session of a client without a session id
 
 
 class SessionStore:
-    def __init__(self, idle_seconds: int) -> None:
+    def __init__(self, idle_seconds: int, store: SharedStore) -> None:
         self.idle_seconds = idle_seconds
+        self.store = store
 
     @staticmethod
     def _entry(key_id: int, session_id: str | None, toolbox: str) -> str:
@@ -26,12 +27,12 @@ class SessionStore:
         return f"wb:open:{key_id}:{session}:{toolbox}"
 
     async def mark_open(self, key_id: int, session_id: str | None, toolbox: str) -> None:
-        await store.set(self._entry(key_id, session_id, toolbox), 1, self.idle_seconds)
+        await self.store.set(self._entry(key_id, session_id, toolbox), 1, self.idle_seconds)
 
     async def is_open(self, key_id: int, session_id: str | None, toolbox: str) -> bool:
         entry = self._entry(key_id, session_id, toolbox)
         # touch() renews the idle expiry and says whether the entry exists, in one call.
-        return await store.touch(entry, self.idle_seconds)
+        return await self.store.touch(entry, self.idle_seconds)
 
     async def forget(self, key_id: int, session_id: str | None, toolboxes: list[str]) -> None:
-        await store.delete_many([self._entry(key_id, session_id, name) for name in toolboxes])
+        await self.store.delete_many([self._entry(key_id, session_id, name) for name in toolboxes])

@@ -18,6 +18,7 @@ from mcp_gateway.config import KeyRecord, TenantConfig, ToolboxConfig
 from mcp_gateway.metatools import MetaTools
 from mcp_gateway.pool import Pool
 from mcp_gateway.sessions import SessionStore
+from mcp_gateway.store import store_for
 from tests.e2e.helpers import INITIALIZE_PARAMS
 
 KNOWN_PREFIXES = (
@@ -87,7 +88,8 @@ def check(result: types.CallToolResult) -> None:
 @settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(arguments=arguments)
 def test_generated_arguments_get_clear_errors(db, tool, arguments):
-    metatools = MetaTools(Pool(connect_timeout=1, idle_seconds=60), SessionStore(60))
+    sessions = SessionStore(60, store_for({}))
+    metatools = MetaTools(Pool(connect_timeout=1, idle_seconds=60), sessions)
     if tool == "open_toolbox" and arguments == {"toolbox": "empty"}:
         return  # the one valid call: an empty toolbox opens
     result = anyio.run(getattr(metatools, tool), caller(), None, arguments, backend="asyncio")

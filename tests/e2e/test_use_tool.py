@@ -172,8 +172,6 @@ async def test_a_timeout_edited_in_the_admin_applies_to_the_open_connection(
 
 
 async def test_open_toolboxes_expire_after_the_idle_time(live_gateway, dev):
-    from mcp_gateway import store
-
     sessions = live_gateway.gateway.sessions
     sessions.idle_seconds = 1
     # A 2026 client has no session id: what it opened is its key's.
@@ -183,7 +181,7 @@ async def test_open_toolboxes_expire_after_the_idle_time(live_gateway, dev):
         ok = await client.call_tool("use_tool", use("dev", "filesystem", "echo", {"text": "x"}))
         assert text_of(ok) == "x"
         with anyio.fail_after(15):  # bounded wait for the store to drop the idle entry
-            while await store.get(entry) is not None:
+            while await sessions.store.get(entry) is not None:
                 await anyio.sleep(0.1)
         result = await client.call_tool("use_tool", use("dev", "filesystem", "echo"))
     assert error_of(result)[0] == "TOOLBOX_NOT_OPEN"
