@@ -1,14 +1,20 @@
-"""A tiny run of every benchmark script, so that they do not rot (not a measurement).
+"""Tiny runs of every benchmark script and of the soak, so that they do not rot (not a
+measurement).
 
 `bench/run_all.py --quick` runs each script of bench/ with a few calls (side by side, the
 FastMCP path skipped), and joins their rows; a script that fails shows as an ERROR row.
 """
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+# The scripts make their own SQLite deployments: one run, whatever TEST_DATABASE_URL says.
+pytestmark = pytest.mark.bench
 SECTIONS = ("1 latency", "2 open", "3 concurrency", "4 memory", "5 workers")
 
 
@@ -29,3 +35,20 @@ def test_every_benchmark_script_runs(tmp_path):
     for path in ("direct stdio (a)", "SDK HTTP (b)", "Workbench"):
         assert f"| 1 latency | {path}: p50" in table
     assert "2 cores" in table or "cores (nproc)" in table
+
+
+def test_soak_runs_its_faults_and_leaves_nothing_behind(tmp_path):
+    rows_file = tmp_path / "soak.json"
+    done = subprocess.run(
+        [sys.executable, "bench/soak.py", "--quick", "--json", str(rows_file)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["figure"]: row for row in json.loads(rows_file.read_text())}
+    assert int(rows["outcome: ok"]["value"]) > 0
+    assert rows["fault: downstream killed"]["value"] == "1"
+    assert rows["outcome: hang: TIMEOUT"]["value"] == "1"
+    assert rows["downstream processes left after shutdown"]["value"] == "0"
