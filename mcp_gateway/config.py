@@ -33,6 +33,7 @@ class ServerConfig:
     headers: tuple[tuple[str, str], ...] = ()
     tool_filters: tuple[str, ...] = ("*",)
     timeout: float = 60.0
+    idle_timeout: float | None = None  # None: the gateway's own setting
     fingerprint: str = field(default="", compare=False)
 
     def allows(self, tool_name: str) -> bool:
@@ -118,6 +119,7 @@ def _load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
                 headers=tuple(sorted(server.headers.items())),
                 tool_filters=tuple(server.tool_filters),
                 timeout=float(server.timeout),
+                idle_timeout=server.idle_timeout,
             )
             servers.append(_with_fingerprint(config))
         toolboxes.append(ToolboxConfig(toolbox.name, toolbox.description, tuple(servers)))

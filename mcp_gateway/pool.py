@@ -96,6 +96,7 @@ class Pool:
                 del self._connections[key]
             raise ConnectFailed(conn.error or "the server connection closed")
         conn.last_used = time.monotonic()  # an open counts as use: the reaper leaves it be
+        conn.server = server  # the same connection, but settings such as idle time may be new
         return conn
 
     def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:
@@ -140,16 +141,20 @@ class Pool:
                 self._retiring.discard(conn)
 
     def reap(self, now: float | None = None) -> None:
-        """Close retired connections once idle, and live ones unused for idle_seconds."""
+        """Close retired connections once idle, and live ones unused for their idle time."""
         now = time.monotonic() if now is None else now
         self._reap_retiring()
         for key, conn in list(self._connections.items()):
             if conn.closed:
                 del self._connections[key]
-            elif conn.alive and conn.in_flight == 0 and now - conn.last_used > self.idle_seconds:
+            elif conn.alive and conn.in_flight == 0 and now - conn.last_used > self._idle(conn):
                 logger.info("[%s] closing idle connection", conn.label)
                 del self._connections[key]
                 conn.stop()
+
+    def _idle(self, conn: Connection) -> float:
+        """How long this connection may sit unused: its server's own limit, else the pool's."""
+        return conn.server.idle_timeout or self.idle_seconds
 
     async def _reap_forever(self) -> None:
         while True:

@@ -129,7 +129,7 @@ class ServerInline(admin.StackedInline):
         "env",
         "url",
         "headers",
-        ("tool_filters", "timeout"),
+        ("tool_filters", "timeout", "idle_timeout"),
     ]
 
 
@@ -174,7 +174,7 @@ class ServerAdmin(admin.ModelAdmin):
         "env",
         "url",
         "headers",
-        ("tool_filters", "timeout"),
+        ("tool_filters", "timeout", "idle_timeout"),
         "reveal",
         ("created_at", "updated_at"),
     ]

@@ -28,7 +28,11 @@ from pydantic import ValidationError as PydanticError
 from toolboxes.models import Server, Tenant, Toolbox, Transport
 
 DEFAULT_TIMEOUT = 60
-JSON_FIELD_NAMES = {"tool_filters": "toolFilters", "transport": "type"}
+JSON_FIELD_NAMES = {
+    "tool_filters": "toolFilters",
+    "transport": "type",
+    "idle_timeout": "idleTimeout",
+}
 
 
 class ConfigError(ValueError):
@@ -42,6 +46,7 @@ class _Spec(BaseModel):
 class _ServerSpec(_Spec):
     tool_filters: list[str] = Field(default_factory=lambda: ["*"], alias="toolFilters")
     timeout: int = Field(default=DEFAULT_TIMEOUT, ge=1)
+    idle_timeout: int | None = Field(default=None, ge=1, alias="idleTimeout")
     enabled: bool = True
 
 
@@ -99,6 +104,8 @@ def export_server(server: Server) -> dict[str, Any]:
     data["toolFilters"] = list(server.tool_filters)
     if server.timeout != DEFAULT_TIMEOUT:
         data["timeout"] = server.timeout
+    if server.idle_timeout is not None:
+        data["idleTimeout"] = server.idle_timeout
     if not server.enabled:
         data["enabled"] = False
     return data
@@ -205,6 +212,7 @@ def _apply_server(
     server.position = position
     server.tool_filters = spec.tool_filters
     server.timeout = spec.timeout
+    server.idle_timeout = spec.idle_timeout
     server.enabled = spec.enabled
     if isinstance(spec, StdioServerSpec):
         server.transport = Transport.STDIO

@@ -226,6 +226,13 @@ class Server(models.Model):
     timeout = models.PositiveIntegerField(
         "timeout (seconds)", default=60, help_text="Per-call timeout."
     )
+    idle_timeout = models.PositiveIntegerField(
+        "idle timeout (seconds)",
+        null=True,
+        blank=True,
+        help_text="Close the connection after this long unused (reopened on demand). "
+        "Empty: the gateway's WORKBENCH_IDLE_CONNECTION_SECONDS.",
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -255,6 +262,10 @@ class Server(models.Model):
                 violation_error_message="A remote server needs a URL.",
             ),
             models.CheckConstraint(condition=Q(timeout__gt=0), name="server_timeout_positive"),
+            models.CheckConstraint(
+                condition=Q(idle_timeout__isnull=True) | Q(idle_timeout__gt=0),
+                name="server_idle_timeout_positive",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -290,5 +301,7 @@ class Server(models.Model):
                 errors["env"] = "Only stdio servers have environment variables."
         if self.timeout is not None and self.timeout < 1:
             errors["timeout"] = "The timeout must be at least 1 second."
+        if self.idle_timeout is not None and self.idle_timeout < 1:
+            errors["idle_timeout"] = "The idle timeout must be at least 1 second."
         if errors:
             raise ValidationError(errors)

@@ -140,6 +140,23 @@ async def test_idle_connections_close_and_reopen_on_demand(live_gateway, make_se
         assert len(processes_with(marker)) == 1
 
 
+async def test_a_servers_own_idle_time_overrides_the_gateways(live_gateway, make_setup):
+    brief, plain = uuid.uuid4().hex, uuid.uuid4().hex
+    setup = make_setup()
+    toolbox = setup.toolbox("dev")
+    setup.fixture_server(toolbox, "brief", "--prefix", brief, idle_timeout=30)
+    setup.fixture_server(toolbox, "plain", "--prefix", plain, position=1)
+    pool = live_gateway.gateway.pool
+    assert pool.idle_seconds > 60
+    async with live_gateway.session(setup.key) as session:
+        await open_dev(session)
+        pool.reap(now=time.monotonic() + 31)
+        await eventually(lambda: processes_with(brief) == [], 15, "the brief server to close")
+        assert len(processes_with(plain)) == 1  # still within the gateway's idle time
+        result = await session.call_tool("use_tool", use("dev", "brief", "echo", {"text": "!"}))
+        assert text_of(result) == f"{brief}!"
+
+
 async def test_a_killed_server_fails_calls_in_flight_at_once_then_respawns(
     live_gateway, make_setup
 ):

@@ -22,7 +22,7 @@ def tenant(db):
     dev = Toolbox.objects.create(tenant=tenant, name="dev", description="Development tools")
     Server.objects.create(
         toolbox=dev, name="search", position=1, transport="streamable-http",
-        url="https://example.org/mcp", tool_filters=["search"],
+        url="https://example.org/mcp", tool_filters=["search"], idle_timeout=120,
     )  # fmt: skip
     Server.objects.create(
         toolbox=dev, name="filesystem", position=0, command="npx",
@@ -52,6 +52,7 @@ def test_spec_format_in_order_with_optional_fields_only_when_set(tenant):
                         "url": "https://example.org/mcp",
                         "headers": {},
                         "toolFilters": ["search"],
+                        "idleTimeout": 120,
                     },
                 },
             }

@@ -138,6 +138,10 @@ def with_server(server: dict) -> dict:
             "toolboxes.dev.mcpServers.fs.timeout: must be at least 1",
         ),
         (
+            with_server({"command": "x", "idleTimeout": 0}),
+            "toolboxes.dev.mcpServers.fs.idleTimeout: must be at least 1",
+        ),
+        (
             with_server({"command": "x", "enabled": "yes"}),
             "toolboxes.dev.mcpServers.fs.enabled: must be true or false",
         ),

@@ -26,9 +26,11 @@ def sorted_map(keys, values):
     return st.dictionaries(keys, values, max_size=3).map(lambda d: dict(sorted(d.items())))
 
 
-def with_optional(server: dict, timeout: int, enabled: bool) -> dict:
+def with_optional(server: dict, timeout: int, enabled: bool, idle: int | None = None) -> dict:
     if timeout != 60:
         server["timeout"] = timeout
+    if idle is not None:
+        server["idleTimeout"] = idle
     if not enabled:
         server["enabled"] = False
     return server
@@ -45,7 +47,12 @@ def stdio_servers(draw):
     if cwd:
         server["cwd"] = cwd
     server["toolFilters"] = draw(filters)
-    return with_optional(server, draw(st.integers(1, 600)), draw(st.booleans()))
+    return with_optional(
+        server,
+        draw(st.integers(1, 600)),
+        draw(st.booleans()),
+        draw(st.none() | st.integers(1, 86_400)),
+    )
 
 
 @st.composite
@@ -57,7 +64,12 @@ def remote_servers(draw):
         "headers": draw(sorted_map(header_names, text)),
         "toolFilters": draw(filters),
     }
-    return with_optional(server, draw(st.integers(1, 600)), draw(st.booleans()))
+    return with_optional(
+        server,
+        draw(st.integers(1, 600)),
+        draw(st.booleans()),
+        draw(st.none() | st.integers(1, 86_400)),
+    )
 
 
 toolboxes = st.builds(

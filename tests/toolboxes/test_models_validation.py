@@ -145,6 +145,12 @@ def test_timeout_is_at_least_one_second(toolbox):
     assert "timeout" in errors_of(stdio(toolbox, timeout=0))
 
 
+def test_idle_timeout_is_empty_or_at_least_one_second(toolbox):
+    assert "idle_timeout" in errors_of(stdio(toolbox, idle_timeout=0))
+    stdio(toolbox, idle_timeout=None).full_clean()
+    stdio(toolbox, idle_timeout=30).full_clean()
+
+
 def test_defaults(toolbox):
     server = stdio(toolbox)
     server.full_clean()
@@ -167,6 +173,7 @@ def test_defaults(toolbox):
         {"name": "s", "transport": "streamable-http", "url": ""},
         {"name": "s", "transport": "carrier-pigeon", "command": "x"},
         {"name": "s", "command": "uvx", "timeout": 0},
+        {"name": "s", "command": "uvx", "idle_timeout": 0},
     ],
 )
 def test_database_constraints(toolbox, fields):
