@@ -46,10 +46,11 @@ test-sqlite: $(VENV)/.test-installed
 	@echo "== test suite on SQLite"
 	env -u TEST_DATABASE_URL $(PY) -m pytest -q
 
-# The bench smoke runs make SQLite deployments of their own: they ran in the SQLite pass.
+# Tests marked `once` touch no test database (bench smoke runs, in-process fuzzing): they
+# ran in the SQLite pass.
 test-postgres: $(VENV)/.test-installed
-	@echo "== test suite on PostgreSQL ($(PG_TEST_URL)), bench smoke runs excepted"
-	TEST_DATABASE_URL="$(PG_TEST_URL)" $(PY) -m pytest -q -m "not bench"
+	@echo "== test suite on PostgreSQL ($(PG_TEST_URL)), tests marked 'once' excepted"
+	TEST_DATABASE_URL="$(PG_TEST_URL)" $(PY) -m pytest -q -m "not once"
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .

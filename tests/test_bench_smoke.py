@@ -14,20 +14,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # The scripts make their own SQLite deployments: one run, whatever TEST_DATABASE_URL says.
-pytestmark = pytest.mark.bench
+pytestmark = pytest.mark.once
 SECTIONS = ("1 latency", "2 open", "3 concurrency", "4 memory", "5 workers")
 
 
-def test_every_benchmark_script_runs(tmp_path):
-    output = tmp_path / "latest.md"
+def run_quick(script: str, *args: str) -> None:
+    """A bench script in --quick mode, bounded in time; it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "bench/run_all.py", "--quick", "--output", str(output)],
+        [sys.executable, f"bench/{script}", "--quick", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_every_benchmark_script_runs(tmp_path):
+    output = tmp_path / "latest.md"
+    run_quick("run_all.py", "--output", str(output))
     table = output.read_text()
     assert "| ERROR |" not in table, table
     for section in SECTIONS:
@@ -39,14 +44,7 @@ def test_every_benchmark_script_runs(tmp_path):
 
 def test_soak_runs_its_faults_and_leaves_nothing_behind(tmp_path):
     rows_file = tmp_path / "soak.json"
-    done = subprocess.run(
-        [sys.executable, "bench/soak.py", "--quick", "--json", str(rows_file)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
+    run_quick("soak.py", "--json", str(rows_file))
     rows = {row["figure"]: row for row in json.loads(rows_file.read_text())}
     assert int(rows["outcome: ok"]["value"]) > 0
     assert rows["fault: downstream killed"]["value"] == "1"

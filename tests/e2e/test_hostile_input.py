@@ -84,6 +84,7 @@ def check(result: types.CallToolResult) -> None:
     assert result.structured_content["error"]["message"] == text
 
 
+@pytest.mark.once  # in-process, no database: the same on every database
 @pytest.mark.parametrize("tool", ["open_toolbox", "use_tool"])
 @settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(arguments=arguments)

@@ -190,52 +190,59 @@ async def test_open_toolboxes_expire_after_the_idle_time(live_gateway, dev):
 # The spec's error table, in its order of checks
 
 
-@pytest.mark.parametrize(
-    ("arguments", "text"),
-    [
-        ({}, "Invalid tool invocation parameters: tool is required"),
-        (
-            {"tool": "dev/filesystem/echo"},
-            "Invalid tool invocation parameters: tool must be an object",
-        ),
-        (
-            {"tool": {"toolbox": "dev", "server": "filesystem"}},
-            "Invalid tool invocation parameters: tool.name is required",
-        ),
-        (
-            {"tool": {"toolbox": "dev", "server": "filesystem", "name": 5}},
-            "Invalid tool invocation parameters: tool.name must be a string",
-        ),
-        (
-            {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo"}, "arguments": []},
-            "Invalid tool invocation parameters: arguments must be an object",
-        ),
-        (
-            {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo"}, "extra": 1},
-            "Invalid tool invocation parameters: Unrecognized key: 'extra'",
-        ),
-        (
-            {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo", "x": 1}},
-            "Invalid tool invocation parameters: Unrecognized key: 'x' in tool",
-        ),
-        (
-            {"toolbox_name": "dev", "tool_name": "echo"},
-            "Invalid tool invocation parameters: Unrecognized key: 'toolbox_name'",
-        ),
-        (
-            {"tool": {"toolbox": "dev", "source_server": "filesystem", "name": "echo"}},
-            "Invalid tool invocation parameters: Unrecognized key: 'source_server' in tool",
-        ),
-        (use("", "", ""), "toolbox: Toolbox name cannot be empty"),
-        (use("dev", " ", ""), "server: Server name cannot be empty"),
-        (use("dev", "filesystem", ""), "name: Tool name cannot be empty"),
-    ],
-)
-async def test_invalid_parameters(live_gateway, dev, arguments, text):
+INVALID_CASES = [
+    ({}, "Invalid tool invocation parameters: tool is required"),
+    (
+        {"tool": "dev/filesystem/echo"},
+        "Invalid tool invocation parameters: tool must be an object",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "server": "filesystem"}},
+        "Invalid tool invocation parameters: tool.name is required",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "server": "filesystem", "name": 5}},
+        "Invalid tool invocation parameters: tool.name must be a string",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo"}, "arguments": []},
+        "Invalid tool invocation parameters: arguments must be an object",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo"}, "arguments": None},
+        "Invalid tool invocation parameters: arguments must be an object",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo"}, "extra": 1},
+        "Invalid tool invocation parameters: Unrecognized key: 'extra'",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "server": "filesystem", "name": "echo", "x": 1}},
+        "Invalid tool invocation parameters: Unrecognized key: 'x' in tool",
+    ),
+    (
+        {"toolbox_name": "dev", "tool_name": "echo"},
+        "Invalid tool invocation parameters: Unrecognized key: 'toolbox_name'",
+    ),
+    (
+        {"tool": {"toolbox": "dev", "source_server": "filesystem", "name": "echo"}},
+        "Invalid tool invocation parameters: Unrecognized key: 'source_server' in tool",
+    ),
+    (use("", "", ""), "toolbox: Toolbox name cannot be empty"),
+    (use("dev", " ", ""), "server: Server name cannot be empty"),
+    (use("dev", "filesystem", ""), "name: Tool name cannot be empty"),
+]
+
+
+async def test_invalid_parameters(live_gateway, dev):
+    # One session for every case: each is a separate call, its answer checked on its own.
     async with live_gateway.session(dev.key) as session:
         await open_dev(session)
-        result = await session.call_tool("use_tool", arguments)
-    assert error_of(result) == ("INVALID_PARAMETERS", text)
+        answers = [
+            error_of(await session.call_tool("use_tool", arguments))
+            for arguments, _ in INVALID_CASES
+        ]
+    assert answers == [("INVALID_PARAMETERS", text) for _, text in INVALID_CASES]
 
 
 async def test_toolbox_not_open_in_this_session(live_gateway, dev):
