@@ -245,12 +245,11 @@ class Connection:
         name: str,
         arguments: dict[str, Any],
         *,
-        timeout: float | None = None,
         progress_callback: Any = None,
     ) -> types.CallToolResult:
-        """Call a tool; `timeout` is the server's current setting (an admin may have
-        changed it since this connection was made), else the one it was made with."""
-        timeout = self.server.timeout if timeout is None else timeout
+        # The pool hands each caller the server's newest settings: an admin may have
+        # changed the timeout since this connection was made.
+        timeout = self.server.timeout
         session = self._session
         if session is None:
             raise DownstreamFailure("the server connection is closed")

@@ -191,10 +191,7 @@ class MetaTools:
                 raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
             try:
                 return await conn.call_tool(
-                    ref.name,
-                    args.arguments,
-                    timeout=server.timeout,
-                    progress_callback=progress_callback,
+                    ref.name, args.arguments, progress_callback=progress_callback
                 )
             except DownstreamFailure as exc:
                 code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
