@@ -342,6 +342,19 @@ def database_template() -> Iterator[None]:
             os.environ.pop(DB_TEMPLATE, None)
 
 
+def in_fastmcp_venv(code: str, timeout: float = 120) -> subprocess.CompletedProcess[str] | None:
+    """Run Python code with FastMCP's own virtualenv (never ours); None when it is missing."""
+    if not FASTMCP_PYTHON.exists():
+        return None
+    return subprocess.run(
+        [str(FASTMCP_PYTHON), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def redis_reachable(url: str = REDIS_URL) -> bool:
     try:
         import redis

@@ -16,7 +16,6 @@ them alike; the ratios are the median of the per-block ratios of p50s.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
@@ -40,6 +39,7 @@ from bench.common import (
     gateway,
     gateway_session,
     http_session,
+    in_fastmcp_venv,
     median,
     ms,
     p50_p90_p99,
@@ -84,15 +84,9 @@ async def _call(session: ClientSession, name: str, args: dict[str, object]) -> o
 
 def fastmcp_missing() -> str | None:
     """Why the FastMCP path cannot run here, or None when it can."""
-    if not FASTMCP_PYTHON.exists():
+    done = in_fastmcp_venv("import fastmcp, mcp_server_time, uvicorn")
+    if done is None:
         return "not measured: bench/.fastmcp-venv is missing (make bench creates it)"
-    done = subprocess.run(
-        [str(FASTMCP_PYTHON), "-c", "import fastmcp, mcp_server_time, uvicorn"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["?"])[-1]
         return f"not measured: bench/.fastmcp-venv is incomplete ({last[:120]})"

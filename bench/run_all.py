@@ -25,7 +25,15 @@ from importlib import metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import BENCH, FASTMCP_PYTHON, RESULTS, ROOT, Row, database_template, markdown
+from bench.common import (
+    BENCH,
+    RESULTS,
+    ROOT,
+    Row,
+    database_template,
+    in_fastmcp_venv,
+    markdown,
+)
 
 # (script and its arguments, what it measures)
 SCRIPTS: list[tuple[list[str], str]] = [
@@ -73,15 +81,9 @@ def _version(name: str) -> str:
 
 
 def _fastmcp_version() -> str:
-    if not FASTMCP_PYTHON.exists():
+    done = in_fastmcp_venv("import importlib.metadata as m; print(m.version('fastmcp'))", 60)
+    if done is None:
         return "not installed (bench/.fastmcp-venv missing)"
-    done = subprocess.run(
-        [str(FASTMCP_PYTHON), "-c", "import importlib.metadata as m; print(m.version('fastmcp'))"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
     return done.stdout.strip() or "unknown"
 
 
