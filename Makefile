@@ -6,11 +6,16 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # PostgreSQL for the second test pass: TEST_DATABASE_URL, or the local default.
 PG_TEST_URL ?= $(or $(TEST_DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
+# pytest-xdist workers per pass (one test database each): 3 measured fastest on 2 cores,
+# the end-to-end tests mostly waiting on subprocesses.
+TEST_WORKERS ?= 3
 # The benchmarks' FastMCP comparison lives in a virtualenv of its own (never the product's).
 FASTMCP_VENV := bench/.fastmcp-venv
 FASTMCP_SPEC ?= fastmcp==4.1.2
 
-.PHONY: run test test-sqlite test-postgres lint bench clean
+.PHONY: run test test-sqlite test-postgres lint bench clean sandbox chromium
+# Screenshots of the browser tests (tests/browser/) go here.
+export WORKBENCH_SCREENSHOTS ?= tests/screenshots
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,15 +31,53 @@ $(VENV)/.test-installed: $(VENV)/.installed
 	else echo "Node not found: npm-based downstream tests will be skipped"; fi
 	touch $@
 
-.env: | $(VENV)/.installed
-	$(PY) -m workbench_site.envfile > $@
+# Stdio servers run in bubblewrap (WORKBENCH_SANDBOX=bwrap, the default): install it when
+# missing and we can (apt-get as root); otherwise say what to install. Skipped with
+# WORKBENCH_SANDBOX=none.
+sandbox:
+	@if [ "$$WORKBENCH_SANDBOX" = none ] || command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "== installing bubblewrap (the stdio servers' sandbox)"; \
+		apt-get install -y -qq bubblewrap >/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; \
+	else \
+		echo "bubblewrap (bwrap) is missing: install it (Debian/Ubuntu: sudo apt-get install bubblewrap;"; \
+		echo "Fedora: sudo dnf install bubblewrap), or set WORKBENCH_SANDBOX=none to run stdio servers"; \
+		echo "unsandboxed"; exit 1; \
+	fi
 
-run: $(VENV)/.installed .env
+# The browser tests drive Debian's Chromium (Playwright's own download is never used):
+# installed when missing and we can (apt-get as root); otherwise they are skipped, saying so.
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "== installing chromium (browser tests)"; \
+		apt-get install -y -qq chromium >/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; \
+	else \
+		echo "chromium is missing: the browser tests will be skipped (Debian/Ubuntu:"; \
+		echo "sudo apt-get install chromium)"; \
+	fi
+
+# Fresh secrets, readable by the owner alone (0600) from the moment the file exists.
+.env: | $(VENV)/.installed
+	umask 077 && $(PY) -m workbench_site.envfile > $@.tmp && mv $@.tmp $@
+
+# Slow or greedy clients: idle keep-alive connections close after 5 s, a request's headers
+# are bounded (h11, 16 KiB), and one process holds at most 1,000 connections. uvicorn has
+# no timeout on a request's headers or body arriving: in production put a reverse proxy in
+# front (README, "Behind a reverse proxy").
+UVICORN_LIMITS := --timeout-keep-alive 5 --h11-max-incomplete-event-size 16384 \
+	--limit-concurrency 1000 --backlog 256
+
+run: $(VENV)/.installed .env sandbox
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_demo --host $(HOST) --port $(PORT)
-	$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+	@chmod 600 .env
+	$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
+		$(UVICORN_LIMITS)
 
-test: $(VENV)/.test-installed
+test: $(VENV)/.test-installed sandbox chromium
 	@echo "== ruff"
 	$(VENV)/bin/ruff check .
 	@$(MAKE) --no-print-directory test-sqlite
@@ -42,15 +85,16 @@ test: $(VENV)/.test-installed
 		$(MAKE) --no-print-directory test-postgres; \
 	else echo "== PostgreSQL not reachable at $(PG_TEST_URL): ran SQLite only"; fi
 
-test-sqlite: $(VENV)/.test-installed
-	@echo "== test suite on SQLite"
-	env -u TEST_DATABASE_URL $(PY) -m pytest -q
+test-sqlite: $(VENV)/.test-installed sandbox chromium
+	@echo "== test suite on SQLite ($(TEST_WORKERS) workers); browser screenshots in $(WORKBENCH_SCREENSHOTS)/"
+	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS)
 
 # Tests marked `once` touch no test database (bench smoke runs, in-process fuzzing): they
 # ran in the SQLite pass.
-test-postgres: $(VENV)/.test-installed
-	@echo "== test suite on PostgreSQL ($(PG_TEST_URL)), tests marked 'once' excepted"
-	TEST_DATABASE_URL="$(PG_TEST_URL)" $(PY) -m pytest -q -m "not once"
+test-postgres: $(VENV)/.test-installed sandbox chromium
+	@echo "== test suite on PostgreSQL ($(PG_TEST_URL), $(TEST_WORKERS) workers), 'once' excepted"
+	env -u DJANGO_ALLOW_ASYNC_UNSAFE TEST_DATABASE_URL="$(PG_TEST_URL)" \
+		$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not once"
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .

@@ -33,12 +33,19 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.e2e.gateway_process import (  # noqa: E402 - needs ROOT on sys.path
-    Deployment,
-    listening,
-    wait_until,
+# The harness the tests share (its Django-free modules); some names only re-exported here
+# for the bench scripts.
+from tests.harness.deployment import Deployment  # noqa: E402 - needs ROOT on sys.path
+from tests.harness.net import free_port, listening  # noqa: E402, F401
+from tests.harness.procs import (  # noqa: E402, F401
+    cmdline,
+    cpu_seconds,
+    descendants,
+    descendants_running,
+    rss_kib,
 )
-from tests.e2e.gateway_process import free_port as free_port  # noqa: E402 - re-exported
+from tests.harness.services import redis_reachable  # noqa: E402, F401
+from tests.harness.waits import wait_until  # noqa: E402
 
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
@@ -138,65 +145,6 @@ def report(rows: Sequence[Row], json_path: Path | None, title: str) -> None:
 
 
 # Processes
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _stat_fields(pid: int) -> list[str]:
-    """/proc/<pid>/stat after the command name: [state, ppid, ...]."""
-    stat = _read(f"/proc/{pid}/stat")
-    return stat.rsplit(")", 1)[1].split() if ")" in stat else []
-
-
-def descendants(pid: int) -> list[int]:
-    """Live (non-zombie) processes under pid, at any depth."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat_fields(int(entry))
-            if fields and fields[0] != "Z":
-                children.setdefault(int(fields[1]), []).append(int(entry))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def cmdline(pid: int) -> str:
-    return _read(f"/proc/{pid}/cmdline")
-
-
-def descendants_running(pid: int, marker: str) -> list[int]:
-    """Processes under pid whose command line holds marker (e.g. downstream servers)."""
-    return [child for child in descendants(pid) if marker in cmdline(child)]
-
-
-def rss_kib(pid: int) -> int:
-    """Resident set size of one process, from /proc/<pid>/status (VmRSS, KiB)."""
-    for line in _read(f"/proc/{pid}/status").splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for process {pid}")
-
-
-def cpu_seconds(pids: Sequence[int]) -> float:
-    """User + system CPU time of these processes (utime + stime), in seconds."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        fields = _stat_fields(pid)
-        if len(fields) > 12:
-            total += int(fields[11]) + int(fields[12])
-    return total / ticks
 
 
 def stop(process: subprocess.Popen[Any], *, graceful: bool = True) -> None:
@@ -312,7 +260,7 @@ def gateway(
     with tempfile.TemporaryDirectory(prefix="wb-bench-") as workdir:
         deployment = Deployment(
             Path(workdir),
-            cache_url=cache_url or "locmemcache://workbench",
+            cache_url=cache_url or "",
             env_extra={"LOG_LEVEL": "WARNING", **(env or {})},
         )
         template = os.environ.get(DB_TEMPLATE)
@@ -353,15 +301,6 @@ def in_fastmcp_venv(code: str, timeout: float = 120) -> subprocess.CompletedProc
         timeout=timeout,
         check=False,
     )
-
-
-def redis_reachable(url: str = REDIS_URL) -> bool:
-    try:
-        import redis
-
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
-    except Exception:
-        return False
 
 
 # Clients

@@ -341,7 +341,7 @@ def main() -> None:
     )
     cache_url = None
     if options.redis:
-        if not redis_reachable():
+        if not redis_reachable(REDIS_URL):
             skipped = Row(section, "runs on Redis", f"skipped: Redis not reachable at {REDIS_URL}")
             report([skipped], options.json, title)
             return

@@ -48,8 +48,10 @@ from bench.common import (
     time_server,
     timed,
 )
+from mcp_gateway import sandbox
 
 SECTION = "2 open"
+SANDBOX_POLICY = sandbox.SandboxPolicy()  # bwrap, the default limits
 BASE_ENV = ("PATH", "HOME", "LANG")  # what the gateway gives a stdio server besides its env
 
 
@@ -71,10 +73,16 @@ def four_servers(workdir: Path) -> tuple[list[StdioServer], str]:
     return [time_server(), git, time_server("time2"), again], " (Node missing: time, git twice)"
 
 
-async def start_alone(server: StdioServer) -> float:
-    """Seconds to spawn, initialize and list the tools of one server, as the gateway does."""
+async def start_alone(server: StdioServer, sandboxed: bool = False) -> float:
+    """Seconds to spawn, initialize and list the tools of one server, as the gateway does
+    (sandboxed: in the gateway's bubblewrap sandbox, with its default limits)."""
     env = {name: os.environ[name] for name in BASE_ENV if name in os.environ} | server.env
     params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
+    if sandboxed:
+        launch = sandbox.launch(
+            server.command, server.args, env, None, sandbox.SandboxSpec(), SANDBOX_POLICY
+        )
+        params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env=launch.env)
     start = time.perf_counter()
     with (
         open(os.devnull, "w") as errlog,
@@ -98,6 +106,7 @@ async def start_alone(server: StdioServer) -> float:
 @dataclass
 class Figures:
     alone: dict[str, list[float]]  # per server, its start times alone (s)
+    sandboxed: dict[str, list[float]] = field(default_factory=dict)  # the same, in the sandbox
     at_once: list[float] = field(default_factory=list)  # all started together, directly (s)
     cold: list[float] = field(default_factory=list)  # cold opens (s)
     warm: list[float] = field(default_factory=list)  # warm opens (ms)
@@ -120,6 +129,9 @@ async def measure(url: str, key: str, servers: list[StdioServer], reps: int, war
     for rep in range(1, reps + 1):
         for server in servers:
             figures.alone[server.name].append(await start_alone(server))
+            figures.sandboxed.setdefault(server.name, []).append(
+                await start_alone(server, sandboxed=True)
+            )
         figures.at_once.append(await start_at_once(servers))
         async with gateway_session(url, key, open_toolbox=None) as session:
             start = time.perf_counter()
@@ -151,6 +163,15 @@ def rows(figures: Figures, note: str) -> list[Row]:
             SECTION,
             "each server alone: median start (ms)",
             ", ".join(f"{name} {median(times) * 1000:.0f}" for name, times in alone.items()),
+        ),
+        Row(
+            SECTION,
+            "each server alone in the bwrap sandbox: median start (ms; added)",
+            ", ".join(
+                f"{name} {median(times) * 1000:.0f} "
+                f"({(median(times) - median(alone[name])) * 1000:+.0f})"
+                for name, times in figures.sandboxed.items()
+            ),
         ),
         Row(
             SECTION,

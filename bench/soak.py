@@ -171,7 +171,7 @@ def main() -> None:
     if options.quick:
         options.seconds, options.sessions, options.fault_every = 12.0, 3, 2.5
     marker = f"soak-{random.getrandbits(48):x}"
-    revocation = redis_reachable()
+    revocation = redis_reachable(REDIS_URL)
     with tempfile.TemporaryDirectory(prefix="wb-soak-") as workdir:
         cache_url = f"{REDIS_URL}/{random.randint(1, 15)}" if revocation else "locmemcache://"
         deployment = Deployment(Path(workdir), cache_url, {"LOG_LEVEL": "ERROR"})

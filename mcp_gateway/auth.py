@@ -25,6 +25,11 @@ class Caller:
     key: KeyRecord
     tenant: TenantConfig
 
+    @property
+    def owner(self) -> str:
+        """Whose open toolboxes these are: the credential's, shared by all its sessions."""
+        return f"key:{self.key.key_id}"
+
     def visible_toolboxes(self) -> list[str]:
         return [tb.name for tb in self.tenant.toolboxes if self.key.allows(tb.name)]
 

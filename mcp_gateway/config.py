@@ -11,14 +11,20 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.cache import cache
 from django.db import close_old_connections, connections
 
+from mcp_gateway.pins import Pins
+from mcp_gateway.sandbox import Limits, Mount, SandboxSpec
 from mcp_gateway.store import SharedStore
+from toolboxes import pins as tool_pins
 from toolboxes import versions
-from toolboxes.models import ApiKey, Tenant
+from toolboxes.catalog import Launch, launch_of
+from toolboxes.models import ApiKey, Server, Tenant
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,9 @@ class ServerConfig:
     tool_filters: tuple[str, ...] = ("*",)
     timeout: float = 60.0
     idle_timeout: float | None = None  # None: the gateway's own setting
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # stdio: mounts, network, limits
+    pins: Pins = field(default_factory=Pins)  # approved tool definitions (mcp_gateway.pins)
+    server_id: int = field(default=0, compare=False)  # the row, for what the gateway records
     fingerprint: str = field(default="", compare=False)
 
     def allows(self, tool_name: str) -> bool:
@@ -94,6 +103,7 @@ def fingerprint(server: ServerConfig) -> str:
         server.cwd,
         server.url,
         server.headers,
+        server.sandbox.material(),
     ]
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]
 
@@ -103,23 +113,32 @@ def _load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
     if tenant is None:
         return None
     toolboxes = []
-    for toolbox in tenant.toolboxes.order_by("name").prefetch_related("servers"):
+    server_ids = Server.objects.filter(toolbox__tenant=tenant).values_list("pk", flat=True)
+    pinned = tool_pins.snapshot(server_ids)
+    toolboxes_with_servers = tenant.toolboxes.order_by("name").prefetch_related(
+        "servers__catalog_entry__parameters"
+    )
+    for toolbox in toolboxes_with_servers:
         servers = []
         for server in sorted(toolbox.servers.all(), key=lambda s: (s.position, s.pk)):
             if not server.enabled:
                 continue
+            launch = launch_of(server)  # a catalog-made server: its entry, values filled in
             config = ServerConfig(
                 name=server.name,
-                transport=server.transport,
-                command=server.command,
-                args=tuple(server.args),
-                env=tuple(sorted(server.env.items())),
-                cwd=server.cwd,
-                url=server.url,
-                headers=tuple(sorted(server.headers.items())),
+                transport=launch.transport,
+                command=launch.command,
+                args=tuple(launch.args),
+                env=tuple(sorted(launch.env.items())),
+                cwd=launch.cwd,
+                url=launch.url,
+                headers=tuple(sorted(launch.headers.items())),
                 tool_filters=tuple(server.tool_filters),
                 timeout=float(server.timeout),
                 idle_timeout=server.idle_timeout,
+                pins=_pins(server, pinned),
+                server_id=server.pk,
+                sandbox=_sandbox_spec(tenant.pk, launch),
             )
             servers.append(_with_fingerprint(config))
         toolboxes.append(ToolboxConfig(toolbox.name, toolbox.description, tuple(servers)))
@@ -131,6 +150,33 @@ def _load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
         tuple(toolboxes),
         tenant.max_connections,
     )
+
+
+def _sandbox_spec(tenant_id: int, server: Launch) -> SandboxSpec:
+    mounts = tuple(Mount(item["path"], bool(item.get("writable"))) for item in server.mounts)
+    limits = Limits(
+        server.memory_limit_mb,
+        server.process_limit,
+        server.cpu_limit_seconds,
+        server.open_files_limit,
+    )
+    return SandboxSpec(tenant_id, mounts, server.network, limits)
+
+
+def _pins(server: Server, pinned: dict[int, tool_pins.ServerPins]) -> Pins:
+    state = pinned[server.pk]
+    return Pins(server.pinning, MappingProxyType(state.approved), state.trusted_fingerprint)
+
+
+def _record_offer(server_id: int, fingerprint: str, definitions: list[dict[str, Any]]) -> None:
+    server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
+    if server is not None:
+        tool_pins.record_offer(server, fingerprint, definitions)
+
+
+async def save_offer(server_id: int, fingerprint: str, definitions: list[dict[str, Any]]) -> None:
+    """What a connected server offers, recorded for pinning (in the ORM's thread)."""
+    await _in_thread(_record_offer)(server_id, fingerprint, definitions)
 
 
 def _with_fingerprint(config: ServerConfig) -> ServerConfig:

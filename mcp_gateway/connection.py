@@ -13,7 +13,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -23,17 +23,19 @@ import mcp_types as types
 from anyio.abc import ObjectReceiveStream
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED
 
+from mcp_gateway import __version__, failures, telemetry
 from mcp_gateway.config import ServerConfig
-from mcp_gateway.envrefs import ExpansionError
+from mcp_gateway.envrefs import ReferenceEnviron, ReferencePolicy, referenced_values
+from mcp_gateway.failures import ClassifiedFailure, Redactor, current_redactor
 from mcp_gateway.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.stderr import StderrPipe
 from mcp_gateway.transports import open_transport
 
 logger = logging.getLogger("workbench.downstream")
 
-CLIENT_INFO = types.Implementation(name="workbench-gateway", version="0.1.0")
+CLIENT_INFO = types.Implementation(name="workbench-gateway", version=__version__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,35 +52,54 @@ class PoolKey:
 
 
 class DownstreamFailure(Exception):
-    """A downstream call failed; `timed_out` tells TIMEOUT from DOWNSTREAM_ERROR."""
+    """A downstream call failed; `timed_out` tells TIMEOUT from DOWNSTREAM_ERROR, and
+    `incident` names the log line of a failure the gateway describes (None for the
+    server's own JSON-RPC error, which is the tool's answer)."""
 
-    def __init__(self, reason: str, *, timed_out: bool = False) -> None:
+    def __init__(
+        self, reason: str, *, timed_out: bool = False, incident: str | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.timed_out = timed_out
+        self.incident = incident
 
 
-def _first_leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
-    return exc
+class DiscoveryLimit(ClassifiedFailure):
+    """A server's tool list is past one of the gateway's bounds."""
 
 
-def describe(exc: BaseException) -> str:
-    """A one-line reason for a client: what failed, never a traceback or a secret."""
-    exc = _first_leaf(exc)
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    if isinstance(exc, ExpansionError | DownstreamFailure):
-        return str(exc)
-    if isinstance(exc, MCPError):
-        return exc.message
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename}"
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+@dataclass(frozen=True, slots=True)
+class DiscoveryBounds:
+    max_tools: int
+    max_pages: int
+    max_bytes: int
+
+
+def gateway_settings() -> tuple[ReferencePolicy, DiscoveryBounds]:
+    """What the operator set for references and discovery, read at each connect so that
+    a change of settings (or a test's) applies to the next connection."""
+    from django.conf import settings
+
+    own = {name for name in dir(settings) if name.isupper()}
+    policy = ReferencePolicy(
+        settings.WORKBENCH_ENV_REFERENCES, own | set(settings.WORKBENCH_ENV_FILE_NAMES)
+    )
+    bounds = DiscoveryBounds(
+        settings.WORKBENCH_MAX_TOOLS_PER_SERVER,
+        settings.WORKBENCH_MAX_TOOL_PAGES,
+        settings.WORKBENCH_MAX_TOOL_BYTES,
+    )
+    return policy, bounds
+
+
+def redactor_for(server: ServerConfig, environ: Mapping[str, str]) -> Redactor:
+    """Everything secret about one server: its env and header values, raw and expanded."""
+    env_values = [value for _, value in server.env]
+    header_values = [value for _, value in server.headers]
+    strings = [server.command, *server.args, server.url or "", *env_values, *header_values]
+    expanded = referenced_values(strings, environ)
+    return Redactor(failures.secret_values([*env_values, *expanded], header_values))
 
 
 def result_size(result: types.CallToolResult) -> int:
@@ -122,21 +143,25 @@ class _WatchedStream(ObjectReceiveStream[Any]):
 class Connection:
     def __init__(
         self,
-        key: PoolKey,
         server: ServerConfig,
         label: str,
         connect_timeout: float,
         health: ServerHealth | None = None,
-        max_result_bytes: int = 10 * 1024 * 1024,
+        *,
+        max_result_bytes: int,
     ) -> None:
-        self.key = key
         self.max_result_bytes = max_result_bytes
         self.health = health or ServerHealth(RespawnPolicy())
         self.server = server
         self.label = label
         self.connect_timeout = connect_timeout
         self.tools: list[types.Tool] = []
-        self.error: str | None = None
+        self.error: str | None = None  # the client's phrase
+        self.incident: str | None = None  # the log line that tells the rest
+        self._failure_detail = ""
+        self._redact = Redactor()
+        self._stderr: StderrPipe | None = None
+        self._stream_ended = False
         self.in_flight = 0
         self.last_used = time.monotonic()
         self._session: ClientSession | None = None
@@ -160,6 +185,13 @@ class Connection:
     async def run(self) -> None:
         """The owner task: connect, serve until told to stop, then disconnect."""
         stderr: StderrPipe | None = None
+        phase = "start"
+        policy, bounds = gateway_settings()
+        environ = ReferenceEnviron(os.environ, policy)
+        self._redact = redactor_for(self.server, environ)
+        current_redactor.set(self._redact)  # this task and the SDK's tasks it starts
+        telemetry.current_server.set(self.label)  # whose limit kill the transport counts
+        connected = False
         # One deadline over the whole connect, transport included (an SSE server may
         # accept and never send its endpoint); lifted once connected. A scope, not
         # fail_after, so that the SDK's own scopes opened inside it close first.
@@ -168,10 +200,10 @@ class Connection:
             with connecting:
                 async with AsyncExitStack() as stack:
                     if self.server.is_stdio:
-                        stderr = StderrPipe(self.label)
+                        stderr = self._stderr = StderrPipe(self.label, self._redact)
                     transport = open_transport(
                         self.server,
-                        os.environ,
+                        environ,
                         stderr=stderr.writer if stderr else None,
                         connect_timeout=self.connect_timeout,
                         max_result_bytes=self.max_result_bytes,
@@ -186,33 +218,60 @@ class Connection:
                             client_info=CLIENT_INFO,
                         )
                     )
+                    phase = "initialize"
                     await session.initialize()
-                    self.tools = await self._list_all_tools(session)
+                    phase = "list"
+                    self.tools = await self._list_all_tools(session, bounds)
                     connecting.deadline = math.inf
                     self._session = session
                     logger.info("[%s] connected (%d tools)", self.label, len(self.tools))
                     self._ready.set()
+                    connected = True
+                    telemetry.downstream_started(self.label)
                     await self._stop.wait()
             if connecting.cancelled_caught and not self._ready.is_set():
-                self.error = f"timed out after {self.connect_timeout:g}s while connecting"
+                self._fail(
+                    self._timeout_phrase(phase),
+                    f"{phase}: no answer within {self.connect_timeout:g}s",
+                )
         except Exception as exc:  # any failure to connect is reported, never raised
-            self.error = describe(exc)
+            if not self._ready.is_set():
+                self._fail(*failures.classify(exc, remote=not self.server.is_stdio, phase=phase))
+            else:
+                logger.warning("[%s] connection ended: %s", self.label, self._redact(repr(exc)))
         finally:
             self._session = None
             if stderr:
                 stderr.close()
-                if self.error and stderr.last_line and not self._ready.is_set():
-                    self.error += f" (stderr: {stderr.last_line[:300]})"
             if self.error and not self._ready.is_set():
-                logger.warning("[%s] connection failed: %s", self.label, self.error)
+                incident = failures.report(
+                    self.label,
+                    self.error,
+                    self._failure_detail,
+                    stderr_tail=stderr.tail if stderr else (),
+                    redact=self._redact,
+                )
+                self.incident = incident.id
                 self.health.failed(self.error)
+                telemetry.downstream_failed_to_start(self.label)
+            if connected:
+                telemetry.downstream_ended(self.label)
             self._stop.set()
             self._ready.set()
             self._closed.set()
 
+    def _fail(self, phrase: str, detail: str) -> None:
+        self.error, self._failure_detail = phrase, detail
+
+    def _timeout_phrase(self, phase: str) -> str:
+        if not self.server.is_stdio:
+            return failures.UNREACHABLE  # one phrase for every remote failure to connect
+        return failures.LIST_TIMEOUT if phase == "list" else failures.START_TIMEOUT
+
     def _on_end_of_stream(self) -> None:
         """The server went away on its own (exited, crashed, dropped the stream), maybe
         while idle: mark the connection dead so the next caller gets a new one."""
+        self._stream_ended = True
         if self._ready.is_set() and not self._stop.is_set():
             self._broken()
 
@@ -226,13 +285,32 @@ class Connection:
         self._stop.set()
 
     @staticmethod
-    async def _list_all_tools(session: ClientSession) -> list[types.Tool]:
+    async def _list_all_tools(session: ClientSession, bounds: DiscoveryBounds) -> list[types.Tool]:
+        """Every page of tools/list, within the gateway's bounds on tools, pages and the
+        bytes of their definitions (a server must not fill the gateway's memory)."""
         tools: list[types.Tool] = []
         cursor: str | None = None
+        pages = size = 0
         while True:
+            if pages >= bounds.max_pages:
+                raise DiscoveryLimit(
+                    f"the server lists its tools in more than {bounds.max_pages} pages "
+                    "(the gateway's limit)"
+                )
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.list_tools(params=params)
+            pages += 1
             tools.extend(page.tools)
+            if len(tools) > bounds.max_tools:
+                raise DiscoveryLimit(
+                    f"the server offers more than {bounds.max_tools} tools (the gateway's limit)"
+                )
+            size += sum(len(tool.model_dump_json(exclude_none=True)) for tool in page.tools)
+            if size > bounds.max_bytes:
+                raise DiscoveryLimit(
+                    f"the server's tool definitions exceed {bounds.max_bytes} bytes "
+                    "(the gateway's limit)"
+                )
             cursor = page.next_cursor
             if not cursor:
                 return tools
@@ -255,28 +333,49 @@ class Connection:
             raise DownstreamFailure("the server connection is closed")
         self.in_flight += 1
         self.last_used = time.monotonic()
+        token = current_redactor.set(self._redact)
         try:
+            # The gateway's own deadline, not the SDK's read timeout: the SDK reports its
+            # timeout as an MCPError of code -32001, which a server may send as its own
+            # error too. What happened decides: this scope's deadline passed, or not.
+            # On cancellation the SDK sends the server `notifications/cancelled`.
             # send_request, not call_tool: the result is passed on as it came, without
             # validating it against the tool's outputSchema here (the client may).
-            result = await session.send_request(
-                types.CallToolRequest(
-                    params=types.CallToolRequestParams(name=name, arguments=arguments)
-                ),
-                types.CallToolResult,
-                request_read_timeout_seconds=timeout,
-                progress_callback=progress_callback,
-            )
+            with (
+                anyio.move_on_after(timeout) as deadline,
+                telemetry.downstream_span(self.label, name),
+            ):
+                result = await session.send_request(
+                    types.CallToolRequest(
+                        params=types.CallToolRequestParams(name=name, arguments=arguments)
+                    ),
+                    types.CallToolResult,
+                    progress_callback=progress_callback,
+                )
+                telemetry.downstream_result(result)
+            if deadline.cancelled_caught:
+                raise self._call_failure(
+                    f"timed out after {timeout:g}s",
+                    f"tools/call {name}: no answer within {timeout:g}s",
+                    timed_out=True,
+                )
         except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                raise DownstreamFailure(f"timed out after {timeout:g}s", timed_out=True) from None
-            if exc.code == CONNECTION_CLOSED:
+            # CONNECTION_CLOSED (-32000) is also a code a server may send: closed means the
+            # stream really ended.
+            if exc.code == CONNECTION_CLOSED and self._stream_ended:
                 raise self._broken() from None
+            # The server's own JSON-RPC error: the tool's answer, passed on unchanged.
             raise DownstreamFailure(exc.message) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise self._broken() from None
+        except DownstreamFailure:
+            raise
         except Exception as exc:  # e.g. a result that is not a CallToolResult
-            raise DownstreamFailure(describe(exc)) from None
+            raise self._call_failure(
+                "the server sent an invalid result", f"tools/call {name}: {exc!r}"
+            ) from None
         finally:
+            current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
         self.health.succeeded()
@@ -287,10 +386,20 @@ class Connection:
             )
         return result
 
+    def _call_failure(
+        self, phrase: str, detail: str, *, timed_out: bool = False
+    ) -> DownstreamFailure:
+        """A failure the gateway describes: the phrase for the client, the rest logged."""
+        tail = self._stderr.tail if self._stderr else ()
+        incident = failures.report(
+            self.label, phrase, detail, stderr_tail=tail, redact=self._redact
+        )
+        return DownstreamFailure(phrase, timed_out=timed_out, incident=incident.id)
+
     def _broken(self) -> DownstreamFailure:
         """The server died under us: stop (the pool replaces it) and count the failure."""
         if not self._stop.is_set():
             self.stop()
             self.health.failed("the server connection closed")
-            logger.warning("[%s] the server connection closed", self.label)
-        return DownstreamFailure("the server connection closed")
+            telemetry.downstream_crashed(self.label)
+        return self._call_failure("the server connection closed", "the server's stream ended")

@@ -14,6 +14,7 @@ class ErrorCode(StrEnum):
     TOOLBOX_NOT_OPEN = "TOOLBOX_NOT_OPEN"
     SERVER_NOT_FOUND = "SERVER_NOT_FOUND"
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+    TOOL_NOT_APPROVED = "TOOL_NOT_APPROVED"
     CONNECTION_FAILED = "CONNECTION_FAILED"
     DOWNSTREAM_ERROR = "DOWNSTREAM_ERROR"
     TIMEOUT = "TIMEOUT"
@@ -56,12 +57,38 @@ def connect_failure_line(server: str, toolbox: str, reason: str) -> str:
     return f"Failed to connect to server '{server}' in toolbox '{toolbox}': {reason}"
 
 
-def open_failed(toolbox: str, lines: list[str]) -> GatewayError:
+def open_failed(
+    toolbox: str, lines: list[str], incidents: dict[str, str] | None = None
+) -> GatewayError:
+    """Every server failed. `incidents` (server: id) finds each full reason in the log;
+    `incident` is the first, for clients that read one."""
+    extra: dict[str, Any] = {}
+    if incidents:
+        extra = {"incident": next(iter(incidents.values())), "incidents": incidents}
     return GatewayError(
         ErrorCode.CONNECTION_FAILED,
         f"Error opening toolbox '{toolbox}': " + "\n".join(lines),
         toolbox=toolbox,
         errors=lines,
+        **extra,
+    )
+
+
+def open_too_large(toolbox: str, size: int, limit: int) -> GatewayError:
+    return GatewayError(
+        ErrorCode.DOWNSTREAM_ERROR,
+        f"Error opening toolbox '{toolbox}': the tool list is too large "
+        f"({size} bytes; the limit is {limit})",
+        toolbox=toolbox,
+    )
+
+
+def open_rate_limited(toolbox: str, wait: float) -> GatewayError:
+    return GatewayError(
+        ErrorCode.RATE_LIMITED,
+        f"Error opening toolbox '{toolbox}': rate limit reached; retry in {wait:.2f}s",
+        toolbox=toolbox,
+        retry_after=round(wait, 3),
     )
 
 
@@ -120,15 +147,39 @@ def tool_not_found(tool: str, server: str, toolbox: str) -> GatewayError:
     )
 
 
+def held_line(tool: str, server: str) -> str:
+    """One line of open_toolbox's `_held`: a tool pinned and waiting (mcp_gateway.pins)."""
+    return f"Tool '{tool}' in server '{server}' is waiting for an admin's approval"
+
+
+def tool_not_approved(tool: str, server: str, toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.TOOL_NOT_APPROVED,
+        f"Error executing tool: {held_line(tool, server)}",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
 def downstream_failed(
-    code: ErrorCode, tool: str, server: str, toolbox: str, reason: str
+    code: ErrorCode,
+    tool: str,
+    server: str,
+    toolbox: str,
+    reason: str,
+    incident: str | None = None,
 ) -> GatewayError:
+    """`reason` is a classified phrase (with `incident`, the log line holding the rest)
+    or the server's own error message (no incident: it is the tool's answer)."""
+    extra = {"incident": incident} if incident else {}
     return GatewayError(
         code,
         f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): {reason}",
         toolbox=toolbox,
         server=server,
         tool=tool,
+        **extra,
     )
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import anyio
 import mcp_types as types
 
-from mcp_gateway import errors
+from mcp_gateway import errors, telemetry
 from mcp_gateway.auth import Caller
 from mcp_gateway.config import ServerConfig, ToolboxConfig
 from mcp_gateway.connection import Connection, DownstreamFailure, PoolKey
 from mcp_gateway.errors import ErrorCode, GatewayError
+from mcp_gateway.pins_recorder import OfferRecorder
 from mcp_gateway.pool import ConnectFailed, Pool
 from mcp_gateway.ratelimit import LocalBuckets, RateLimiter
 from mcp_gateway.schemas import (
@@ -21,7 +23,7 @@ from mcp_gateway.schemas import (
     parse_open_args,
     parse_use_args,
 )
-from mcp_gateway.sessions import SessionStore
+from mcp_gateway.sessions import OpenToolboxes
 
 OPEN_TOOLBOX = types.Tool(
     name="open_toolbox",
@@ -53,11 +55,13 @@ META_TOOLS = [OPEN_TOOLBOX, USE_TOOL]
 
 
 def error_result(error: GatewayError) -> types.CallToolResult:
-    return types.CallToolResult(
+    result = types.CallToolResult(
         content=[types.TextContent(type="text", text=error.message)],
         structured_content=error.as_structured(),
         is_error=True,
     )
+    telemetry.gateway_error(result, error)  # the gateway's error, not the downstream's
+    return result
 
 
 def _tool_entry(tool: types.Tool, server: str, toolbox: str) -> dict[str, Any]:
@@ -78,26 +82,47 @@ def _tool_entry(tool: types.Tool, server: str, toolbox: str) -> dict[str, Any]:
 
 class MetaTools:
     def __init__(
-        self, pool: Pool, sessions: SessionStore, limiter: RateLimiter | None = None
+        self,
+        pool: Pool,
+        open_toolboxes: OpenToolboxes,
+        limiter: RateLimiter | None = None,
+        recorder: telemetry.Telemetry | None = None,
     ) -> None:
         self.pool = pool
-        self.sessions = sessions
+        self.open_toolboxes = open_toolboxes
         self.limiter = limiter or RateLimiter(LocalBuckets(), None, None)
+        self.telemetry = recorder or telemetry.Telemetry()
+        self.offers = OfferRecorder()
 
     # open_toolbox
 
     async def open_toolbox(
-        self, caller: Caller, session_id: str | None, arguments: dict[str, Any] | None
+        self, caller: Caller, arguments: dict[str, Any] | None
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        result = await self._open_toolbox(caller, arguments)
+        self.telemetry.open_toolbox(caller, arguments, result, started)
+        return result
+
+    async def _open_toolbox(
+        self, caller: Caller, arguments: dict[str, Any] | None
     ) -> types.CallToolResult:
         try:
             args = parse_open_args(arguments)
             toolbox = self._visible_toolbox(caller, args.toolbox)
+            # Before any connection is made: opening is what starts processes.
+            wait = await self.limiter.wait_for_open(caller.tenant.tenant_id, caller.key.key_id)
+            if wait:
+                raise errors.open_rate_limited(toolbox.name, wait)
             result = await self._open(caller, toolbox)
+            text = json.dumps(result, ensure_ascii=False)
+            if len(text) > self.pool.max_result_bytes:
+                raise errors.open_too_large(toolbox.name, len(text), self.pool.max_result_bytes)
         except GatewayError as error:
             return error_result(error)
-        await self.sessions.mark_open(caller.key.key_id, session_id, toolbox.name)
+        await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            content=[types.TextContent(type="text", text=text)],
             structured_content=result,
         )
 
@@ -112,12 +137,15 @@ class MetaTools:
 
     async def _open(self, caller: Caller, toolbox: ToolboxConfig) -> dict[str, Any]:
         outcomes: dict[str, Connection | str] = {}
+        incidents: dict[str, str] = {}
 
         async def connect(server: ServerConfig) -> None:
             try:
                 outcomes[server.name] = await self._connection(caller, toolbox, server)
             except ConnectFailed as exc:
                 outcomes[server.name] = exc.reason
+                if exc.incident:
+                    incidents[server.name] = exc.incident
 
         async with anyio.create_task_group() as task_group:
             for server in toolbox.servers:
@@ -125,18 +153,22 @@ class MetaTools:
 
         tools: list[dict[str, Any]] = []
         failures: list[str] = []
+        held: list[str] = []  # pinned tools waiting for an admin (mcp_gateway.pins)
         for server in toolbox.servers:
             outcome = outcomes[server.name]
             if isinstance(outcome, str):
                 failures.append(errors.connect_failure_line(server.name, toolbox.name, outcome))
                 continue
+            offered = [tool for tool in outcome.tools if server.allows(tool.name)]
+            waiting = server.pins.held_names(offered, server.fingerprint)
+            held.extend(errors.held_line(name, server.name) for name in sorted(waiting))
             tools.extend(
                 _tool_entry(tool, server.name, toolbox.name)
-                for tool in outcome.tools
-                if server.allows(tool.name)
+                for tool in offered
+                if tool.name not in waiting
             )
         if toolbox.servers and len(failures) == len(toolbox.servers):
-            raise errors.open_failed(toolbox.name, failures)
+            raise errors.open_failed(toolbox.name, failures, incidents)
         result: dict[str, Any] = {
             "toolbox": toolbox.name,
             "description": toolbox.description,
@@ -145,6 +177,10 @@ class MetaTools:
         }
         if failures:
             result["_errors"] = failures
+        if held:
+            result["_held"] = held
+        if incidents:
+            result["_incidents"] = incidents
         return result
 
     async def _connection(
@@ -152,14 +188,29 @@ class MetaTools:
     ) -> Connection:
         key = PoolKey(caller.tenant.tenant_id, toolbox.name, server.name, server.fingerprint)
         label = f"{caller.tenant.slug}/{toolbox.name}/{server.name}"
-        return await self.pool.get(key, server, label, caller.tenant.max_connections)
+        conn = await self.pool.get(key, server, label, caller.tenant.max_connections)
+        self.offers.observe(server, conn)  # pinning: what it offers, recorded once
+        return conn
 
     # use_tool
 
     async def use_tool(
         self,
         caller: Caller,
-        session_id: str | None,
+        arguments: dict[str, Any] | None,
+        progress_callback: Any = None,
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        result: types.CallToolResult | None = None
+        try:
+            result = await self._use_tool(caller, arguments, progress_callback)
+        finally:  # a cancelled call is recorded too (result None)
+            self.telemetry.use_tool(caller, arguments, result, started)
+        return result
+
+    async def _use_tool(
+        self,
+        caller: Caller,
         arguments: dict[str, Any] | None,
         progress_callback: Any = None,
     ) -> types.CallToolResult:
@@ -169,26 +220,32 @@ class MetaTools:
             toolbox = caller.tenant.toolbox(ref.toolbox)
             if toolbox is not None and not caller.key.allows(ref.toolbox):
                 raise errors.forbidden(ref.toolbox, caller.visible_toolboxes())
-            if toolbox is None or not await self.sessions.is_open(
-                caller.key.key_id, session_id, ref.toolbox
-            ):
+            if toolbox is None or not await self.open_toolboxes.is_open(caller.owner, ref.toolbox):
                 raise errors.toolbox_not_open(ref.toolbox)
             server = toolbox.server(ref.server)
             if server is None:
                 raise errors.server_not_found(ref.server, toolbox.name)
             if not server.allows(ref.name):  # filtered out: no need to connect to say so
                 raise errors.tool_not_found(ref.name, server.name, toolbox.name)
+            # Before any connection is made.
+            wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
+            if wait:
+                raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
             try:
                 conn = await self._connection(caller, toolbox, server)
             except ConnectFailed as exc:
                 raise errors.downstream_failed(
-                    ErrorCode.CONNECTION_FAILED, ref.name, server.name, toolbox.name, exc.reason
+                    ErrorCode.CONNECTION_FAILED,
+                    ref.name,
+                    server.name,
+                    toolbox.name,
+                    exc.reason,
+                    exc.incident,
                 ) from None
             if not conn.has_tool(ref.name):
                 raise errors.tool_not_found(ref.name, server.name, toolbox.name)
-            wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
-            if wait:
-                raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
+            if server.pins.held_names(conn.tools, server.fingerprint) & {ref.name}:
+                raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
             try:
                 return await conn.call_tool(
                     ref.name, args.arguments, progress_callback=progress_callback
@@ -196,7 +253,7 @@ class MetaTools:
             except DownstreamFailure as exc:
                 code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
                 raise errors.downstream_failed(
-                    code, ref.name, server.name, toolbox.name, exc.reason
+                    code, ref.name, server.name, toolbox.name, exc.reason, exc.incident
                 ) from None
         except GatewayError as error:
             return error_result(error)

@@ -26,9 +26,10 @@ REAP_INTERVAL_SECONDS = 5.0
 
 
 class ConnectFailed(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, incident: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.incident = incident  # the log line with the full reason (failures.report)
 
 
 class Pool:
@@ -37,10 +38,10 @@ class Pool:
         *,
         connect_timeout: float,
         idle_seconds: float,
+        max_result_bytes: int,
+        max_connections: int,
+        tenant_max_connections: int,
         respawn: RespawnPolicy | None = None,
-        max_result_bytes: int = 10 * 1024 * 1024,
-        max_connections: int = 500,
-        tenant_max_connections: int = 50,
     ) -> None:
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
@@ -94,7 +95,7 @@ class Pool:
         if not conn.alive:
             if self._connections.get(key) is conn:
                 del self._connections[key]
-            raise ConnectFailed(conn.error or "the server connection closed")
+            raise ConnectFailed(conn.error or "the server connection closed", conn.incident)
         conn.last_used = time.monotonic()  # an open counts as use: the reaper leaves it be
         conn.server = server  # the same connection, but settings such as idle time may be new
         return conn
@@ -122,7 +123,9 @@ class Pool:
     ) -> Connection:
         if self._task_group is None:
             raise RuntimeError("The downstream pool is not running")
-        conn = Connection(key, server, label, self.connect_timeout, health, self.max_result_bytes)
+        conn = Connection(
+            server, label, self.connect_timeout, health, max_result_bytes=self.max_result_bytes
+        )
         self._connections[key] = conn
         self._task_group.start_soon(conn.run)
         # Older configurations of the same server are closed once their calls are done.

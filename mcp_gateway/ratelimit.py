@@ -1,19 +1,24 @@
-"""Token buckets for `use_tool`, per tenant and per API key.
+"""Token buckets for `use_tool` and `open_toolbox` (each its own), per tenant and per API
+key, and a per-key bound on requests in flight.
 
-With Redis as the shared store (CACHE_URL), both buckets live there and are checked and
-taken in one atomic script, on Redis's clock, so the limits hold across gateway
-processes. With a local-memory cache (one process) they live in this process.
+The buckets live where the shared store does, so the limits hold across gateway
+processes: in Redis (one atomic script, on Redis's clock) when CACHE_URL is Redis; in the
+embedded store's directory by default (a diskcache of their own, taken in one
+transaction, on the machine's clock); in this process only with local memory.
 A bucket holds up to `burst` calls and refills at `rate` calls per second.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-from mcp_gateway.store import redis_url
+from mcp_gateway.store import EMBEDDED_BACKEND, EMBEDDED_BUSY_SECONDS, redis_url
 
 
 @dataclass(frozen=True)
@@ -40,21 +45,54 @@ class LocalBuckets:
         self._state: dict[str, tuple[float, float]] = {}  # name: (tokens, at)
 
     async def take(self, buckets: list[tuple[str, Limit]]) -> float:
-        now = self._clock()
-        levels = {}
-        wait = 0.0
-        for name, limit in buckets:
-            tokens, at = self._state.get(name, (float(limit.burst), now))
-            tokens = min(limit.burst, tokens + (now - at) * limit.rate)
-            levels[name] = tokens
-            if tokens < 1:
-                wait = max(wait, (1 - tokens) / limit.rate)
-        for name, _ in buckets:
-            self._state[name] = (levels[name] - (0 if wait else 1), now)
-        return wait
+        def write(name: str, state: tuple[float, float], limit: Limit) -> None:
+            self._state[name] = state
+
+        return _take(buckets, self._clock(), self._state.get, write)
 
     async def close(self) -> None:
         pass
+
+
+def _take(
+    buckets: list[tuple[str, Limit]],
+    now: float,
+    read: Callable[[str], tuple[float, float] | None],
+    write: Callable[[str, tuple[float, float], Limit], None],
+) -> float:
+    """One token from every bucket, or none (the same arithmetic wherever they live)."""
+    levels = {}
+    wait = 0.0
+    for name, limit in buckets:
+        tokens, at = read(name) or (float(limit.burst), now)
+        tokens = min(limit.burst, tokens + max(0.0, now - at) * limit.rate)
+        levels[name] = tokens
+        if tokens < 1:
+            wait = max(wait, (1 - tokens) / limit.rate)
+    for name, limit in buckets:
+        write(name, (levels[name] - (0 if wait else 1), now), limit)
+    return wait
+
+
+class DiskBuckets:
+    """Buckets every process of one machine shares: a diskcache beside the embedded
+    store, read and written in one transaction (microseconds: taken on the loop)."""
+
+    def __init__(self, directory: str | Path, clock: Callable[[], float] = time.time) -> None:
+        from diskcache import Cache
+
+        self._cache = Cache(str(directory), timeout=EMBEDDED_BUSY_SECONDS)
+        self._clock = clock
+
+    async def take(self, buckets: list[tuple[str, Limit]]) -> float:
+        def write(name: str, state: tuple[float, float], limit: Limit) -> None:
+            self._cache.set(name, state, expire=limit.burst / limit.rate + 1)
+
+        with self._cache.transact():
+            return _take(buckets, self._clock(), self._cache.get, write)
+
+    async def close(self) -> None:
+        self._cache.close()
 
 
 # KEYS: bucket names; ARGV: rate, burst for each. Returns the wait, as a string.
@@ -104,22 +142,68 @@ class RedisBuckets:
 
 
 class RateLimiter:
-    def __init__(self, buckets: Buckets, tenant: Limit | None, key: Limit | None) -> None:
+    def __init__(
+        self,
+        buckets: Buckets,
+        tenant: Limit | None,
+        key: Limit | None,
+        *,
+        open_tenant: Limit | None = None,
+        open_key: Limit | None = None,
+    ) -> None:
         self.buckets = buckets
         self.tenant = tenant
         self.key = key
+        self.open_tenant = open_tenant
+        self.open_key = open_key
 
     async def wait_for(self, tenant_id: int, key_id: int) -> float:
-        """0 when the call may go now, else the seconds until it may."""
+        """use_tool: 0 when the call may go now, else the seconds until it may."""
+        return await self._take("", tenant_id, key_id, self.tenant, self.key)
+
+    async def wait_for_open(self, tenant_id: int, key_id: int) -> float:
+        """open_toolbox, in buckets of its own: 0, or the seconds to wait."""
+        return await self._take("open:", tenant_id, key_id, self.open_tenant, self.open_key)
+
+    async def _take(
+        self, kind: str, tenant_id: int, key_id: int, tenant: Limit | None, key: Limit | None
+    ) -> float:
         wanted = []
-        if self.tenant:
-            wanted.append((f"wb:rate:tenant:{tenant_id}", self.tenant))
-        if self.key:
-            wanted.append((f"wb:rate:key:{key_id}", self.key))
+        if tenant:
+            wanted.append((f"wb:rate:{kind}tenant:{tenant_id}", tenant))
+        if key:
+            wanted.append((f"wb:rate:{kind}key:{key_id}", key))
         return await self.buckets.take(wanted) if wanted else 0.0
 
 
+class InFlight:
+    """Requests of one API key being served at once, in this process; past `limit` a new
+    one is refused (0: no limit). One client cannot hold every worker of a process."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._counts: Counter[int] = Counter()
+
+    @contextmanager
+    def enter(self, key_id: int) -> Iterator[bool]:
+        """Yields whether the request may proceed; counts it while it does."""
+        if self.limit and self._counts[key_id] >= self.limit:
+            yield False
+            return
+        self._counts[key_id] += 1
+        try:
+            yield True
+        finally:
+            self._counts[key_id] -= 1
+            if not self._counts[key_id]:
+                del self._counts[key_id]
+
+
 def buckets_for(cache_settings: dict[str, Any]) -> Buckets:
-    """Redis buckets when the shared store is Redis, else this process's own."""
+    """Where the shared store is: Redis, the embedded store's directory, or this process."""
     url = redis_url(cache_settings)
-    return RedisBuckets(url) if url else LocalBuckets()
+    if url:
+        return RedisBuckets(url)
+    if cache_settings.get("BACKEND") == EMBEDDED_BACKEND:
+        return DiskBuckets(Path(cache_settings["LOCATION"]) / "rate-buckets")
+    return LocalBuckets()

@@ -13,7 +13,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
-from mcp_gateway import errors, instructions
+from mcp_gateway import __version__, errors, instructions
 from mcp_gateway.auth import Caller
 from mcp_gateway.cancellation import InFlightCalls
 from mcp_gateway.errors import ErrorCode, GatewayError
@@ -21,7 +21,6 @@ from mcp_gateway.metatools import META_TOOLS, MetaTools, error_result
 
 CALLER_STATE = "workbench_caller"
 SESSION_STATE = "workbench_session_id"
-VERSION = "0.1.0"
 
 
 def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[Caller, str | None]:
@@ -54,13 +53,11 @@ def build_server(metatools: MetaTools) -> Server[Any]:
     ) -> types.CallToolResult:
         caller, session_id = _caller(ctx)
         if params.name == "open_toolbox":
-            return await metatools.open_toolbox(caller, session_id, params.arguments)
+            return await metatools.open_toolbox(caller, params.arguments)
         if params.name == "use_tool":
             owner = (caller.key.key_id, session_id) if session_id else None
             with in_flight.track(owner, ctx.request_id):
-                return await metatools.use_tool(
-                    caller, session_id, params.arguments, _progress_forwarder(ctx)
-                )
+                return await metatools.use_tool(caller, params.arguments, _progress_forwarder(ctx))
             # Cancelled by the client: nobody waits for this answer any more.
             return error_result(errors.cancelled())
         return error_result(
@@ -81,13 +78,17 @@ def build_server(metatools: MetaTools) -> Server[Any]:
 
     server: Server[Any] = Server(
         "workbench",
-        version=VERSION,
+        version=__version__,
         title="Workbench MCP gateway",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-    # Replaces the SDK's default OpenTelemetry middleware: nothing exports spans here.
-    server.middleware = [per_caller_instructions]
+    # Replaces the SDK's default middleware: the telemetry seam brings the SDK's own
+    # OpenTelemetry middleware back only when spans are exported (telemetry.configure_tracing).
+    server.middleware = [
+        *metatools.telemetry.middlewares(SESSION_STATE, CALLER_STATE),
+        per_caller_instructions,
+    ]
 
     async def cancelled(
         ctx: ServerRequestContext[Any, Any], params: types.CancelledNotificationParams

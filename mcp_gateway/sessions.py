@@ -1,38 +1,44 @@
-"""Which toolboxes a client session has opened, in the shared store (Django's cache).
+"""Which toolboxes each caller has opened, in the shared store.
 
-A session is its `Mcp-Session-Id` where the client has one, otherwise its API key. Every
-entry is keyed by the API key's id as well, so a session id guessed or copied by another
-key (or tenant) finds nothing. One entry per opened toolbox: two concurrent opens in one
-session never overwrite each other. Entries expire after the idle time; using a toolbox
-renews it.
+Open state belongs to the caller's credential (an API key, or an OAuth grant), not to one
+MCP session: clients that open a new session per call (the MCP Inspector CLI, LangChain's
+adapters) and stateless 2026-07-28 clients see what their key opened; another key of the
+same tenant does not. One entry per opened toolbox, so a caller creates at most as many
+entries as it has toolboxes (a random `Mcp-Session-Id` creates nothing), and two
+concurrent opens never overwrite each other. Entries expire after the idle time; using a
+toolbox renews its entry, at most once per `renew_seconds` so most calls only read.
 """
 
-import hashlib
+from __future__ import annotations
+
+import time
 
 from mcp_gateway.store import SharedStore
 
-KEY_SESSION = "-"  # the session of a client without a session id
+# Renew an entry's expiry when this share of the idle time has passed since the last renewal.
+RENEW_FRACTION = 0.1
 
 
-class SessionStore:
-    def __init__(self, idle_seconds: int, store: SharedStore) -> None:
+class OpenToolboxes:
+    def __init__(self, idle_seconds: float, store: SharedStore) -> None:
         self.idle_seconds = idle_seconds
+        self.renew_seconds = idle_seconds * RENEW_FRACTION
         self.store = store
 
     @staticmethod
-    def _entry(key_id: int, session_id: str | None, toolbox: str) -> str:
-        session = (
-            hashlib.sha256(session_id.encode()).hexdigest()[:32] if session_id else KEY_SESSION
-        )
-        return f"wb:open:{key_id}:{session}:{toolbox}"
+    def _entry(owner: str, toolbox: str) -> str:
+        return f"wb:open:{owner}:{toolbox}"
 
-    async def mark_open(self, key_id: int, session_id: str | None, toolbox: str) -> None:
-        await self.store.set(self._entry(key_id, session_id, toolbox), 1, self.idle_seconds)
+    async def mark_open(self, owner: str, toolbox: str) -> None:
+        await self.store.set(self._entry(owner, toolbox), time.time(), self.idle_seconds)
 
-    async def is_open(self, key_id: int, session_id: str | None, toolbox: str) -> bool:
-        entry = self._entry(key_id, session_id, toolbox)
-        # touch() renews the idle expiry and says whether the entry exists, in one call.
-        return await self.store.touch(entry, self.idle_seconds)
-
-    async def forget(self, key_id: int, session_id: str | None, toolboxes: list[str]) -> None:
-        await self.store.delete_many([self._entry(key_id, session_id, name) for name in toolboxes])
+    async def is_open(self, owner: str, toolbox: str) -> bool:
+        """Whether owner has this toolbox open; renews the entry's idle expiry."""
+        entry = self._entry(owner, toolbox)
+        renewed_at = await self.store.get(entry)
+        if renewed_at is None:
+            return False
+        now = time.time()
+        if now - renewed_at >= self.renew_seconds:
+            await self.store.set(entry, now, self.idle_seconds)
+        return True

@@ -1,25 +1,33 @@
 """A downstream stdio server's stderr, read off a pipe into the gateway's log, bounded.
 
 A server may print forever (or print secrets it was given): each line is cut to a length,
-and each connection has a byte budget per minute, past which lines are dropped and
-counted instead of logged.
+its server's secret values (env and header values) are redacted, and each connection has
+a byte budget per minute, past which lines are dropped and counted instead of logged.
+The last lines are kept (redacted) for the log line of a failed start; a client never
+sees them.
 """
 
 import asyncio
 import logging
 import os
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import IO
 
 logger = logging.getLogger("workbench.downstream.stderr")
 
 MAX_LINE = 2000
 BUDGET_BYTES_PER_MINUTE = 64 * 1024
+TAIL_LINES = 10
+TAIL_LINE_CHARS = 300
 
 
 class StderrPipe:
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, redact: Callable[[str], str] | None = None) -> None:
         self.label = label
+        self._redact = redact or (lambda text: text)
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         self._read_fd: int | None = read_fd
@@ -93,10 +101,12 @@ class StderrPipe:
                 )
             self._window_start, self._window_bytes, self._dropped = now, 0, 0
         self._window_bytes += len(text)
+        text = self._redact(text)
         if text:
             self.last_line = text
+            self.tail.append(text[:TAIL_LINE_CHARS])
         if self._window_bytes > BUDGET_BYTES_PER_MINUTE:
             self._dropped += 1
             return
         if text:
-            logger.info("[%s] %s", self.label, text)
+            logger.info("[%s] %s", self.label, text, extra={"source": self.label})

@@ -5,6 +5,28 @@ that prints one endless line takes the gateway's memory with it. Here a line pas
 limit is counted but not kept; the call it answers (found by its id at either end of the
 line) gets an error naming the size, and the connection stays up. Spawning and shutting
 down (own process group, close stdin, wait, kill the tree) are the SDK's own.
+
+Built from private helpers of `mcp.client.stdio` (`_create_platform_compatible_process`,
+`_parse_line`, `_drain_stdout`, `_stop_server_process`, `_aclose_all`) and its public
+`get_default_environment`; tests/gateway/test_sdk_pins.py pins their signatures, so an SDK
+upgrade that changes them fails there, by name. Every difference from the SDK's
+`stdio_client` (mcp 2.3):
+
+- Lines are bounded: the SDK joins chunks into an unbounded buffer; `LineReader` keeps at
+  most `max_message_chars` of a line (then only its two ends, to find the id).
+- Encoding errors are strict: `StdioServerParameters.encoding_error_handler` is ignored
+  (the SDK passes it to the decoder and the encoder). Bytes that do not decode end the
+  reader with a warning, so the session sees the connection end.
+- Writer flush timeout at shutdown: 2 s (`_WRITER_FLUSH_TIMEOUT`), not the SDK's 0.5 s.
+- Read errors are quiet: the SDK logs a broken stream or `ConnectionError` outside its
+  shutdown with a traceback; here they end the reader silently, like a closed stream.
+- Requests sent and not answered are tracked, so that in a sandbox the calls a server
+  stopped by a limit leaves behind get an error naming the limit (after up to
+  `_EXIT_WAIT` for its exit status); bubblewrap is probed before the spawn.
+- No `_get_executable_command` (a Windows-only normalisation): POSIX only.
+- No coverage-resync checkpoints (`cancel_shielded_checkpoint` after a timed-out flush and
+  after the task group): they only matter to coverage on Python 3.11.
+- The streams are yielded as a plain tuple, not the SDK's `TransportStreams`.
 """
 
 from __future__ import annotations
@@ -31,9 +53,20 @@ from mcp.client.stdio import (
 from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR
 
+from mcp_gateway import telemetry
+from mcp_gateway.sandbox import (
+    Limits,
+    SandboxSpec,
+    active_policy,
+    effective_limits,
+    exit_reason,
+    probe,
+)
+
 logger = logging.getLogger("workbench.downstream")
 
 _WRITER_FLUSH_TIMEOUT = 2.0
+_EXIT_WAIT = 2.0  # after a sandboxed server's output ends, for its exit status
 _EDGE = 512  # characters kept from each end of an oversized line, to find its id
 _ID = r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
 _ID_AT_START = re.compile(r'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID)
@@ -92,12 +125,51 @@ class LineReader:
         return done
 
 
+def _answered(message: SessionMessage, pending: set[Any]) -> None:
+    if isinstance(message.message, types.JSONRPCResponse | types.JSONRPCError):
+        pending.discard(message.message.id)
+
+
+async def _answer_after_limit(
+    process: Any, limits: Limits, pending: set[Any], read_writer: Any
+) -> None:
+    """The server's output ended with calls unanswered: if a limit stopped it, say so."""
+    with anyio.move_on_after(_EXIT_WAIT):
+        await process.wait()
+    reason = exit_reason(process.returncode, limits)
+    if reason is None:
+        return
+    logger.warning("sandboxed server stopped: %s", reason)
+    telemetry.downstream_limit_kill()
+    for request_id in sorted(pending, key=str):
+        error = types.ErrorData(code=INTERNAL_ERROR, message=reason)
+        await read_writer.send(
+            SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+        )
+    pending.clear()
+
+
 @asynccontextmanager
 async def bounded_stdio_client(
-    server: StdioServerParameters, errlog: TextIO, max_message_chars: int, result_limit: int
+    server: StdioServerParameters,
+    errlog: TextIO,
+    max_message_chars: int,
+    result_limit: int,
+    sandbox: SandboxSpec | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """`stdio_client`, with lines over `max_message_chars` answered as results over
-    `result_limit` (the limit the operator set; a message adds its envelope to it)."""
+    `result_limit` (the limit the operator set; a message adds its envelope to it).
+
+    In a sandbox (`server` is then its command line), bubblewrap is probed first (a
+    `ClassifiedFailure` says why it cannot start and how to fix it), and when the server
+    is stopped by one of its limits, the calls it leaves unanswered get a reason naming it.
+    """
+    policy = active_policy()
+    limits = None
+    if sandbox is not None and policy.enabled:
+        await probe(policy, sandbox.owner)
+        limits = effective_limits(sandbox, policy)
+    pending: set[Any] = set()  # ids of requests sent and not yet answered
     process = await _create_platform_compatible_process(
         command=server.command,
         args=server.args,
@@ -124,7 +196,11 @@ async def bounded_stdio_client(
                                 message = oversized_message(*line, limit=result_limit)
                                 logger.warning("dropped a %d-character message", line[2])
                             if message is not None:
+                                if isinstance(message, SessionMessage):
+                                    _answered(message, pending)
                                 await read_writer.send(message)
+                    if limits is not None and pending:
+                        await _answer_after_limit(process, limits, pending, read_writer)
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
@@ -137,6 +213,8 @@ async def bounded_stdio_client(
         try:
             async with write_reader:
                 async for session_message in write_reader:
+                    if isinstance(session_message.message, types.JSONRPCRequest):
+                        pending.add(session_message.message.id)
                     data = session_message.message.model_dump_json(
                         by_alias=True, exclude_unset=True
                     )

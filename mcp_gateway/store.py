@@ -1,14 +1,20 @@
-"""The shared store: Django's cache as configured (CACHE_URL), awaited without blocking.
+"""The shared store: Django's cache as configured, awaited without blocking the loop.
 
-Two readers share it: the gateway (open toolboxes, configuration versions) and
-`toolboxes/` (which bumps those versions through Django's cache API, from any process).
-Django's own async cache methods run in asgiref's one shared thread, which serialises
-every request of the process behind it; so here:
-- an in-process backend (local memory) does no I/O and is called directly;
-- Redis is spoken to with redis' asyncio client, one connection pool per gateway, with
-  the keys and values Django's Redis backend uses (`make_key`, its serializer), so that
-  both sides read each other's entries;
-- any other backend runs in a worker thread.
+Every process that serves or changes the configuration shares it: the gateway (open
+toolboxes, configuration versions, rate buckets) and `toolboxes/` (which bumps those
+versions through Django's cache API, from the admin or a command).
+
+- By default it is an embedded store on disk (`diskcache`, SQLite in WAL mode) that every
+  process of one machine opens: several gateway workers and `manage.py` commands see one
+  truth, as they would with Redis. It never evicts (each entry is bounded by its owner's
+  configuration, so one tenant cannot push out another's), and expired entries are culled.
+  Reads and the small writes here take microseconds, so they are made on the loop
+  directly rather than through a thread hop.
+- Redis (CACHE_URL=redis://...) is spoken to with redis' asyncio client, one connection
+  pool per gateway, with the keys and values Django's Redis backend uses (`make_key`, its
+  serializer), so both sides read each other's entries.
+- Local memory (CACHE_URL=locmemcache://) is for a single process only; any other backend
+  runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -17,23 +23,35 @@ import re
 from typing import Any, Protocol
 
 from asgiref.sync import sync_to_async
+from diskcache import DjangoCache
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisSerializer
 
-_IN_PROCESS = (LocMemCache, DummyCache)
+EMBEDDED_BACKEND = "diskcache.DjangoCache"
+# The SQLite busy timeout of one attempt; diskcache retries an attempt that times out.
+EMBEDDED_BUSY_SECONDS = 0.05
+EMBEDDED_SIZE_LIMIT_BYTES = 1 << 30
+
+
+def embedded_store(directory: str) -> dict[str, Any]:
+    """Django's CACHES entry for the embedded store in `directory`."""
+    return {
+        "BACKEND": EMBEDDED_BACKEND,
+        "LOCATION": directory,
+        "SHARDS": 4,
+        "DATABASE_TIMEOUT": EMBEDDED_BUSY_SECONDS,
+        "TIMEOUT": None,
+        "OPTIONS": {"eviction_policy": "none", "size_limit": EMBEDDED_SIZE_LIMIT_BYTES},
+    }
 
 
 class SharedStore(Protocol):
     async def get(self, key: str, default: Any = None) -> Any: ...
 
     async def set(self, key: str, value: Any, timeout: float | None) -> None: ...
-
-    async def touch(self, key: str, timeout: float | None) -> bool:
-        """Renew the key's expiry; False when there is no such key."""
-        ...
 
     async def delete_many(self, keys: list[str]) -> None: ...
 
@@ -49,12 +67,32 @@ def redis_url(cache_settings: dict[str, Any]) -> str | None:
     return servers[0]
 
 
+class EmbeddedStore:
+    """diskcache's Django backend, called directly; a read that meets a writer's lock
+    waits for it instead of answering "missing"."""
+
+    def __init__(self, backend: DjangoCache) -> None:
+        self.backend = backend
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        return self.backend.get(key, default, retry=True)
+
+    async def set(self, key: str, value: Any, timeout: float | None) -> None:
+        self.backend.set(key, value, timeout)
+
+    async def delete_many(self, keys: list[str]) -> None:
+        self.backend.delete_many(keys)
+
+    async def close(self) -> None:
+        self.backend.close()
+
+
 class CacheStore:
     """Django's cache backend, called directly when it is in-process, else in a thread."""
 
     def __init__(self, backend: BaseCache) -> None:
         self._backend = backend
-        self._direct = isinstance(backend, _IN_PROCESS)
+        self._direct = isinstance(backend, LocMemCache | DummyCache)
 
     async def _run(self, method_name: str, *args: Any) -> Any:
         method = getattr(self._backend, method_name)
@@ -67,9 +105,6 @@ class CacheStore:
 
     async def set(self, key: str, value: Any, timeout: float | None) -> None:
         await self._run("set", key, value, timeout)
-
-    async def touch(self, key: str, timeout: float | None) -> bool:
-        return bool(await self._run("touch", key, timeout))
 
     async def delete_many(self, keys: list[str]) -> None:
         await self._run("delete_many", keys)
@@ -96,12 +131,6 @@ class RedisStore:
         expiry = None if timeout is None else max(1, int(timeout))
         await self._redis.set(self._make_key(key), self._serializer.dumps(value), ex=expiry)
 
-    async def touch(self, key: str, timeout: float | None) -> bool:
-        if timeout is None:
-            await self._redis.persist(self._make_key(key))
-            return bool(await self._redis.exists(self._make_key(key)))
-        return bool(await self._redis.expire(self._make_key(key), max(1, int(timeout))))
-
     async def delete_many(self, keys: list[str]) -> None:
         if keys:
             await self._redis.delete(*[self._make_key(key) for key in keys])
@@ -114,4 +143,8 @@ def store_for(cache_settings: dict[str, Any]) -> SharedStore:
     """The store for the default cache. Create it in the event loop that will use it."""
     backend = caches.create_connection("default")
     url = redis_url(cache_settings)
-    return RedisStore(url, backend) if url else CacheStore(backend)
+    if url:
+        return RedisStore(url, backend)
+    if isinstance(backend, DjangoCache):
+        return EmbeddedStore(backend)
+    return CacheStore(backend)

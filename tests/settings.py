@@ -1,21 +1,35 @@
 """Settings for the test suite: the real settings with test-only secrets.
 
 `TEST_DATABASE_URL` picks the database (SQLite in memory by default), so one suite runs
-on both SQLite and PostgreSQL.
+on both SQLite and PostgreSQL. Django's async-safety guard stays on: no test may call the
+ORM on an event loop (see tests/harness/live.py).
 """
 
+import atexit
 import os
+import shutil
+import tempfile
+
+from tests.harness.keys import TEST_FERNET_KEY
 
 os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("SECRET_KEY", "test-secret-key")
-# A fixed, valid Fernet key: test-only.
-os.environ.setdefault("ENCRYPTION_KEYS", "ZmDfcTF7_60GrrY167zsiPd67pEvs0aGOv2oasOM1Pg=")
+os.environ.setdefault("ENCRYPTION_KEYS", TEST_FERNET_KEY)
 os.environ["DATABASE_URL"] = os.environ.get("TEST_DATABASE_URL", "sqlite:///:memory:")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
+# Remote fixture servers listen on loopback, which the egress policy refuses by default;
+# ${VAR} references in tests use WORKBENCH_TEST_* names. Tests of the refusals override
+# these per test (tests/e2e/test_egress.py, test_secrets.py).
+os.environ.setdefault("WORKBENCH_EGRESS_ALLOW", "127.0.0.0/8,::1/128")
+os.environ.setdefault("WORKBENCH_ENV_REFERENCES", "WORKBENCH_TEST_*")
+# The shared store's directory: one per test process, so that xdist workers never see
+# each other's open state. Workers inherit the controller's environment (which imported
+# these settings first): a directory made by another process is not this one's.
+if os.environ.get("WORKBENCH_STORE_DIR_PID") != str(os.getpid()):
+    os.environ["WORKBENCH_STORE_DIR"] = tempfile.mkdtemp(prefix="wb-store-")
+    os.environ["WORKBENCH_STORE_DIR_PID"] = str(os.getpid())
+    atexit.register(shutil.rmtree, os.environ["WORKBENCH_STORE_DIR"], ignore_errors=True)
 
 from workbench_site.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-# End-to-end tests set up data from async test bodies that also drive the gateway.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.models import Count, QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from toolboxes.forms import ApiKeyForm, ServerForm, masked
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from accounts.admin_scope import TenantScoped
+from accounts.roles import is_operator
+from toolboxes import catalog
+from toolboxes.forms import MASK, ApiKeyForm, ServerForm, TenantServerForm, masked
+from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
 NEW_KEY_ATTRIBUTE = "_workbench_new_api_key"
 
@@ -43,14 +49,14 @@ def _object_view_url(model_admin: admin.ModelAdmin, action: str, view: Any) -> A
     return path(f"<int:object_id>/{action}/", model_admin.admin_site.admin_view(view), name=name)
 
 
-class ToolboxInline(admin.TabularInline):
+class ToolboxInline(TenantScoped, admin.TabularInline):
     model = Toolbox
     fields = ["name", "description"]
     extra = 0
     show_change_link = True
 
 
-class ApiKeyInline(admin.TabularInline):
+class ApiKeyInline(TenantScoped, admin.TabularInline):
     model = ApiKey
     fields = ["prefix", "label", "status", "last_used_at", "expires_at"]
     readonly_fields = fields
@@ -67,7 +73,11 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(TenantScoped, admin.ModelAdmin):
+    tenant_path = "pk"
+    # A tenant's admins change its toolboxes and keys (inlines), not the tenant itself.
+    members_may = frozenset({"change"})
+    operator_fields = ("slug", "name", "is_active", "max_connections")
     list_display = ["slug", "name", "is_active", "toolbox_count", "key_count", "created_at"]
     list_filter = ["is_active"]
     search_fields = ["slug", "name"]
@@ -116,7 +126,27 @@ class TenantAdmin(admin.ModelAdmin):
         )
 
 
-class ServerInline(admin.StackedInline):
+# What a tenant admin sees of a server: the catalog entry and its parameters, never the
+# command, args, cwd, mounts or raw URL (operators see those too).
+TENANT_SERVER_FIELDS: list[Any] = [
+    ("name", "position", "enabled"),
+    "catalog_entry",
+    "parameter_values",
+    ("tool_filters", "timeout", "idle_timeout", "pinning"),
+]
+CATALOG_SERVER_FIELDS: list[Any] = ["catalog_entry", "parameter_values"]
+
+
+@admin.display(description="parameters")
+def parameter_values(obj: Server) -> str:
+    """Read-only forms (viewers): plain values, and secret ones masked."""
+    values = {**(obj.parameters or {}), **{name: MASK for name in obj.secret_parameters or {}}}
+    return ", ".join(f"{name}={value}" for name, value in sorted(values.items())) or "—"
+
+
+class ServerInline(TenantScoped, admin.StackedInline):
+    tenant_path = "toolbox__tenant"
+    secret_fields = ("env", "headers")
     model = Server
     form = ServerForm
     extra = 0
@@ -129,12 +159,26 @@ class ServerInline(admin.StackedInline):
         "env",
         "url",
         "headers",
-        ("tool_filters", "timeout", "idle_timeout"),
+        ("tool_filters", "timeout", "idle_timeout", "pinning"),
+        ("mounts", "network"),
+        ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
     ]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        if is_operator(request.user):
+            return [*self.fields, *CATALOG_SERVER_FIELDS]
+        return TENANT_SERVER_FIELDS
+
+    parameter_values = staticmethod(parameter_values)
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        if not is_operator(request.user):
+            kwargs["form"] = TenantServerForm
+        return super().get_formset(request, obj, **kwargs)
 
 
 @admin.register(Toolbox)
-class ToolboxAdmin(admin.ModelAdmin):
+class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
     list_display = ["name", "tenant", "description", "server_count", "updated_at"]
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
@@ -150,7 +194,9 @@ class ToolboxAdmin(admin.ModelAdmin):
 
 
 @admin.register(Server)
-class ServerAdmin(admin.ModelAdmin):
+class ServerAdmin(TenantScoped, admin.ModelAdmin):
+    tenant_path = "toolbox__tenant"
+    secret_fields = ("env", "headers")
     form = ServerForm
     list_display = [
         "name",
@@ -174,10 +220,26 @@ class ServerAdmin(admin.ModelAdmin):
         "env",
         "url",
         "headers",
-        ("tool_filters", "timeout", "idle_timeout"),
+        ("tool_filters", "timeout", "idle_timeout", "pinning"),
+        ("mounts", "network"),
+        ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
         "reveal",
         ("created_at", "updated_at"),
     ]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        if is_operator(request.user):
+            return [*self.fields[:-2], *CATALOG_SERVER_FIELDS, *self.fields[-2:]]
+        return ["toolbox", *TENANT_SERVER_FIELDS, "reveal", ("created_at", "updated_at")]
+
+    parameter_values = staticmethod(parameter_values)
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if not is_operator(request.user):
+            kwargs["form"] = TenantServerForm
+        return super().get_form(request, obj, change, **kwargs)
 
     @admin.display(description="tenant", ordering="toolbox__tenant__slug")
     def tenant(self, obj: Server) -> str:
@@ -203,7 +265,7 @@ class ServerAdmin(admin.ModelAdmin):
 
     def reveal_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         """Shows the stored values after an explicit confirmation, and records who looked."""
-        server = get_object_or_404(Server.objects.select_related("toolbox__tenant"), pk=object_id)
+        server = self.get_object_or_404(request, object_id)  # another tenant's: 404
         if not self.has_change_permission(request, server):
             return HttpResponse("Forbidden", status=403)
         revealed = request.method == "POST"
@@ -220,7 +282,7 @@ class ServerAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
     form = ApiKeyForm
     list_display = [
         "key_prefix",
@@ -315,7 +377,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return [_object_view_url(self, "revoke", self.revoke_view), *super().get_urls()]
 
     def revoke_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        api_key = get_object_or_404(ApiKey.objects.select_related("tenant"), pk=object_id)
+        api_key = self.get_object_or_404(request, object_id)  # another tenant's: 404
         if not self.has_change_permission(request, api_key):
             return HttpResponse("Forbidden", status=403)
         change_url = reverse("admin:toolboxes_apikey_change", args=[api_key.pk])
@@ -332,3 +394,89 @@ class ApiKeyAdmin(admin.ModelAdmin):
             api_key=api_key,
             change_url=change_url,
         )
+
+
+class CatalogParameterFormSet(BaseInlineFormSet):
+    """Every `{{name}}` the entry uses must be one of the parameters kept on this page."""
+
+    def clean(self) -> None:
+        super().clean()
+        names = {
+            form.cleaned_data["name"]
+            for form in self.forms
+            if form.cleaned_data.get("name") and not form.cleaned_data.get("DELETE")
+        }
+        missing = catalog.undeclared(self.instance, names)
+        if missing:
+            raise ValidationError(
+                f"Declare a parameter for each placeholder: {', '.join(missing)}."
+            )
+
+
+class CatalogParameterInline(admin.TabularInline):
+    model = CatalogParameter
+    formset = CatalogParameterFormSet
+    fields = ["position", "name", "description", "required", "secret", "default", "choices"]
+    extra = 0
+    ordering = ["position", "id"]
+
+
+@admin.register(CatalogEntry)
+class CatalogEntryAdmin(admin.ModelAdmin):
+    """The operator's catalog; tenant members only pick entries on their servers' forms."""
+
+    list_display = ["name", "title", "transport", "parameter_names", "server_count", "updated_at"]
+    list_filter = ["transport"]
+    search_fields = ["name", "title", "description"]
+    inlines = [CatalogParameterInline]
+    fields = [
+        ("name", "title"),
+        "description",
+        "transport",
+        ("command", "cwd"),
+        "args",
+        "env",
+        "url",
+        "headers",
+        ("mounts", "network"),
+        ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
+        ("created_at", "updated_at"),
+    ]
+    readonly_fields = ["created_at", "updated_at"]
+    formfield_overrides = {models.JSONField: {"widget": forms.Textarea(attrs={"rows": 2})}}
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CatalogEntry]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(server_total=Count("servers", distinct=True))
+            .prefetch_related("parameters")
+        )
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return is_operator(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_operator(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return is_operator(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_operator(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_operator(request.user)
+
+    @admin.display(description="parameters")
+    def parameter_names(self, obj: CatalogEntry) -> str:
+        return (
+            ", ".join(f"{p.name}{' (secret)' if p.secret else ''}" for p in obj.parameters.all())
+            or "—"
+        )
+
+    @admin.display(description="servers", ordering="server_total")
+    def server_count(self, obj: CatalogEntry) -> int:
+        return obj.server_total
+
+from toolboxes import pins_admin  # noqa: E402, F401  (held tool definitions)

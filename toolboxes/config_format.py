@@ -10,6 +10,10 @@ nothing: servers of an updated toolbox that the file does not list keep their pl
 the listed ones. With `replace`, the tenant's configuration becomes exactly the file's;
 toolboxes that stay are updated in place, so API keys limited to them stay limited.
 
+A server made from a catalog entry is written `{"catalog": "<entry name>", "parameters":
+{name: value}}` (secret values decrypted, like env values) with its filters, timeout, idle
+timeout and enabled; on import the entry must exist.
+
 Desktop `{"mcpServers": {...}}` files are read into one named toolbox; there, as in the
 export format, `"type": "http"` is taken for `streamable-http`, a server with a `url` and
 no `type` is a Streamable HTTP one, and `"disabled": true` means `"enabled": false`.
@@ -25,13 +29,17 @@ from django.db import transaction
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
-from toolboxes.models import Server, Tenant, Toolbox, Transport
+from toolboxes.models import CatalogEntry, PinningPolicy, Server, Tenant, Toolbox, Transport
 
 DEFAULT_TIMEOUT = 60
 JSON_FIELD_NAMES = {
     "tool_filters": "toolFilters",
     "transport": "type",
     "idle_timeout": "idleTimeout",
+    "memory_limit_mb": "limits.memoryMb",
+    "process_limit": "limits.processes",
+    "cpu_limit_seconds": "limits.cpuSeconds",
+    "open_files_limit": "limits.openFiles",
 }
 
 
@@ -47,7 +55,37 @@ class _ServerSpec(_Spec):
     tool_filters: list[str] = Field(default_factory=lambda: ["*"], alias="toolFilters")
     timeout: int = Field(default=DEFAULT_TIMEOUT, ge=1)
     idle_timeout: int | None = Field(default=None, ge=1, alias="idleTimeout")
+    pinning: Literal["trust-first", "approve-all", "off"] = PinningPolicy.TRUST_FIRST.value
     enabled: bool = True
+
+
+class MountSpec(_Spec):
+    path: str
+    writable: bool = False
+
+
+class LimitsSpec(_Spec):
+    """Sandbox limits; a missing one is the gateway's WORKBENCH_SANDBOX_* default."""
+
+    memory_mb: int | None = Field(default=None, ge=1, alias="memoryMb")
+    processes: int | None = Field(default=None, ge=1)
+    cpu_seconds: int | None = Field(default=None, ge=1, alias="cpuSeconds")
+    open_files: int | None = Field(default=None, ge=1, alias="openFiles")
+
+
+_LIMIT_ATTRS = {
+    "memoryMb": "memory_mb",
+    "processes": "processes",
+    "cpuSeconds": "cpu_seconds",
+    "openFiles": "open_files",
+}
+# Server model field <- limits key in the JSON.
+LIMIT_FIELDS = {
+    "memory_limit_mb": "memoryMb",
+    "process_limit": "processes",
+    "cpu_limit_seconds": "cpuSeconds",
+    "open_files_limit": "openFiles",
+}
 
 
 class StdioServerSpec(_ServerSpec):
@@ -56,6 +94,16 @@ class StdioServerSpec(_ServerSpec):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str = ""
+    mounts: list[MountSpec] = Field(default_factory=list)
+    network: bool = True
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+
+
+class CatalogServerSpec(_ServerSpec):
+    """A server made from a catalog entry: the entry's name and its parameter values."""
+
+    catalog: str
+    parameters: dict[str, str] = Field(default_factory=dict)
 
 
 class RemoteServerSpec(_ServerSpec):
@@ -95,10 +143,24 @@ def _sorted(values: dict[str, str]) -> dict[str, str]:
 
 def export_server(server: Server) -> dict[str, Any]:
     data: dict[str, Any]
-    if server.transport == Transport.STDIO:
+    if server.catalog_entry_id is not None:
+        values = {**server.parameters, **server.secret_parameters}
+        data = {"catalog": server.catalog_entry.name, "parameters": _sorted(values)}
+    elif server.transport == Transport.STDIO:
         data = {"command": server.command, "args": list(server.args), "env": _sorted(server.env)}
         if server.cwd:
             data["cwd"] = server.cwd
+        if server.mounts:
+            data["mounts"] = [dict(mount) for mount in server.mounts]
+        if not server.network:
+            data["network"] = False
+        limits = {
+            key: getattr(server, field)
+            for field, key in LIMIT_FIELDS.items()
+            if getattr(server, field) is not None
+        }
+        if limits:
+            data["limits"] = limits
     else:
         data = {"type": server.transport, "url": server.url, "headers": _sorted(server.headers)}
     data["toolFilters"] = list(server.tool_filters)
@@ -106,6 +168,8 @@ def export_server(server: Server) -> dict[str, Any]:
         data["timeout"] = server.timeout
     if server.idle_timeout is not None:
         data["idleTimeout"] = server.idle_timeout
+    if server.pinning != PinningPolicy.TRUST_FIRST:
+        data["pinning"] = server.pinning
     if not server.enabled:
         data["enabled"] = False
     return data
@@ -113,7 +177,8 @@ def export_server(server: Server) -> dict[str, Any]:
 
 def export_tenant(tenant: Tenant) -> dict[str, Any]:
     toolboxes: dict[str, Any] = {}
-    for toolbox in tenant.toolboxes.order_by("pk").prefetch_related("servers"):
+    servers_with_entries = "servers__catalog_entry"
+    for toolbox in tenant.toolboxes.order_by("pk").prefetch_related(servers_with_entries):
         servers = sorted(toolbox.servers.all(), key=lambda server: (server.position, server.pk))
         toolboxes[toolbox.name] = {
             "description": toolbox.description,
@@ -186,7 +251,9 @@ def _pydantic_error(exc: PydanticError, *prefix: str | int) -> ConfigError:
     return ConfigError(f"{_path(*prefix, *error['loc']) or 'top level'}: {message}")
 
 
-def _server_spec(data: Any, *where: str | int) -> StdioServerSpec | RemoteServerSpec:
+def _server_spec(
+    data: Any, *where: str | int
+) -> StdioServerSpec | RemoteServerSpec | CatalogServerSpec:
     if not isinstance(data, dict):
         raise ConfigError(f"{_path(*where)}: must be an object")
     data = dict(data)
@@ -194,7 +261,11 @@ def _server_spec(data: Any, *where: str | int) -> StdioServerSpec | RemoteServer
         data["enabled"] = not data.pop("disabled")
     if data.get("type") == "http" or ("url" in data and "type" not in data):
         data["type"] = "streamable-http"
-    model = RemoteServerSpec if data.get("type") in ("streamable-http", "sse") else StdioServerSpec
+    model: type[_ServerSpec] = (
+        RemoteServerSpec if data.get("type") in ("streamable-http", "sse") else StdioServerSpec
+    )
+    if "catalog" in data:
+        model = CatalogServerSpec
     try:
         return model.model_validate(data)
     except PydanticError as exc:
@@ -204,7 +275,7 @@ def _server_spec(data: Any, *where: str | int) -> StdioServerSpec | RemoteServer
 def _apply_server(
     toolbox: Toolbox,
     name: str,
-    spec: StdioServerSpec | RemoteServerSpec,
+    spec: StdioServerSpec | RemoteServerSpec | CatalogServerSpec,
     position: int,
     *where: str,
 ) -> None:
@@ -213,8 +284,17 @@ def _apply_server(
     server.tool_filters = spec.tool_filters
     server.timeout = spec.timeout
     server.idle_timeout = spec.idle_timeout
+    server.pinning = spec.pinning
     server.enabled = spec.enabled
-    if isinstance(spec, StdioServerSpec):
+    server.catalog_entry, server.parameters, server.secret_parameters = None, {}, {}
+    if isinstance(spec, CatalogServerSpec):
+        server.catalog_entry = CatalogEntry.objects.filter(name=spec.catalog).first()
+        if server.catalog_entry is None:
+            raise ConfigError(f"{_path(*where, 'catalog')}: no catalog entry '{spec.catalog}'")
+        server.parameters = spec.parameters  # the model files secret ones encrypted
+        server.command, server.args, server.env, server.cwd = "", [], {}, ""
+        server.url, server.headers, server.mounts = "", {}, []
+    elif isinstance(spec, StdioServerSpec):
         server.transport = Transport.STDIO
         server.command, server.args, server.env, server.cwd = (
             spec.command,
@@ -223,10 +303,17 @@ def _apply_server(
             spec.cwd,
         )
         server.url, server.headers = "", {}
+        server.mounts = [mount.model_dump(exclude_defaults=True) for mount in spec.mounts]
+        server.network = spec.network
+        for field, key in LIMIT_FIELDS.items():
+            setattr(server, field, getattr(spec.limits, _LIMIT_ATTRS[key]))
     else:
         server.transport = spec.type
         server.url, server.headers = spec.url, spec.headers
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
+        server.mounts, server.network = [], True
+        for field in LIMIT_FIELDS:
+            setattr(server, field, None)
     _save(server, *where)
 
 

@@ -46,10 +46,3 @@ def decrypt(token: str) -> str:
             "(was a key removed before rotation?)"
         ) from exc
 
-
-def rotate(token: str) -> str:
-    """Re-encrypt a token under the first (newest) key."""
-    try:
-        return fernet().rotate(token.encode()).decode()
-    except InvalidToken as exc:
-        raise SecretDecryptionError("A stored secret cannot be decrypted for rotation") from exc

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
-from toolboxes.models import ApiKey, Server
+from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, PinningPolicy, Server
 
 MASK = "********"
 SECRET_FIELDS = ("env", "headers")
+DESTINATION_FIELDS = ("transport", "command", "args", "url")
 SECRET_HELP = (
     'A JSON object of names to values, e.g. {"API_TOKEN": "${API_TOKEN}"}. Stored values are '
     f"shown as {MASK}: leave that to keep a value, type a new one to replace it, remove the "
@@ -23,7 +26,98 @@ def masked(values: dict[str, str] | None) -> str:
     return ", ".join(f"{name}={MASK}" for name in (values or {})) or "—"
 
 
+class ParametersWidget(forms.Widget):
+    """One input per parameter of the chosen catalog entry; secrets are password inputs that
+    never render their stored value (left empty, the stored value is kept)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.parameters: list[CatalogParameter] = []
+        self.stored_secrets: set[str] = set()
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> dict[str, str]:
+        return {p.name: data.get(f"{name}__{p.name}", "") for p in self.parameters}
+
+    def render(
+        self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
+    ) -> SafeString:
+        if not self.parameters:
+            return format_html(
+                "<p>{}</p>",
+                "No parameters. Choose a catalog entry, then save (or “Save and continue "
+                "editing”) to fill in its parameters.",
+            )
+        value = value if isinstance(value, dict) else {}
+        rows = [
+            self._row(name, parameter, value.get(parameter.name, ""))
+            for parameter in self.parameters
+        ]
+        return format_html(
+            '<table class="wb-parameters">{}</table>',
+            format_html_join("", "{}", ((row,) for row in rows)),
+        )
+
+    def _row(self, name: str, parameter: CatalogParameter, value: str) -> SafeString:
+        field_name = f"{name}__{parameter.name}"
+        if parameter.secret:
+            hint = "stored: leave empty to keep" if parameter.name in self.stored_secrets else ""
+            control = format_html(
+                '<input type="password" name="{}" id="id_{}" autocomplete="new-password" '
+                'placeholder="{}">',
+                field_name,
+                field_name,
+                hint,
+            )
+        elif parameter.choices:
+            options = format_html_join(
+                "",
+                '<option value="{}"{}>{}</option>',
+                (
+                    (choice, " selected" if choice == value else "", choice or "(default)")
+                    for choice in ["", *parameter.choices]
+                ),
+            )
+            control = format_html(
+                '<select name="{}" id="id_{}">{}</select>', field_name, field_name, options
+            )
+        else:
+            control = format_html(
+                '<input type="text" name="{}" id="id_{}" value="{}" size="40">',
+                field_name,
+                field_name,
+                value,
+            )
+        notes = [parameter.description]
+        if parameter.required:
+            notes.append("required")
+        if parameter.secret:
+            notes.append("secret")
+        if parameter.default and not parameter.secret:
+            notes.append(f"default: {parameter.default}")
+        return format_html(
+            '<tr><th><label for="id_{}">{}</label></th><td>{}<div class="help">{}</div></td></tr>',
+            field_name,
+            parameter.name,
+            control,
+            " · ".join(note for note in notes if note),
+        )
+
+
 class ServerForm(forms.ModelForm):
+    # Not required: a form that leaves it out (an older client) keeps the default.
+    pinning = forms.TypedChoiceField(
+        label="tool pinning",
+        choices=PinningPolicy.choices,
+        required=False,
+        empty_value=PinningPolicy.TRUST_FIRST.value,
+        help_text="New or changed tool definitions wait for an admin's approval.",
+    )
+    parameter_values = forms.Field(
+        label="parameters",
+        required=False,
+        widget=ParametersWidget,
+        help_text="The catalog entry's parameters. Secret values are never shown.",
+    )
     env = forms.JSONField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text=SECRET_HELP
     )
@@ -37,12 +131,94 @@ class ServerForm(forms.ModelForm):
         widgets = {
             "args": forms.Textarea(attrs={"rows": 2}),
             "tool_filters": forms.Textarea(attrs={"rows": 1}),
+            "mounts": forms.Textarea(attrs={"rows": 2}),
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for field in SECRET_FIELDS:
             self.initial[field] = {name: MASK for name in self._stored(field)}
+        self._setup_parameters()
+
+    # Catalog-made servers: the chosen entry's parameters
+
+    def _chosen_entry(self) -> CatalogEntry | None:
+        """The entry posted, else the one asked for (`?catalog_entry=`), else the stored one."""
+        if self.is_bound:
+            chosen = self.data.get(self.add_prefix("catalog_entry"))
+            if "catalog_entry" in self.fields and self.fields["catalog_entry"].disabled:
+                chosen = self.instance.catalog_entry_id
+        else:
+            chosen = self.initial.get("catalog_entry", self.instance.catalog_entry_id)
+        if isinstance(chosen, CatalogEntry):
+            chosen = chosen.pk
+        if not chosen:
+            return None
+        try:
+            return CatalogEntry.objects.prefetch_related("parameters").filter(pk=chosen).first()
+        except (ValueError, TypeError):
+            return None
+
+    def _entry_unchanged(self, entry: CatalogEntry | None) -> bool:
+        return (
+            entry is not None
+            and self.instance.pk is not None
+            and (self.instance.catalog_entry_id == entry.pk)
+        )
+
+    def _setup_parameters(self) -> None:
+        if "parameter_values" not in self.fields:
+            return
+        self._entry = self._chosen_entry()
+        widget = self.fields["parameter_values"].widget
+        widget.parameters = list(self._entry.parameters.all()) if self._entry else []
+        # A secret stays with its server only while the server stays on the same entry.
+        kept = self.instance.secret_parameters if self._entry_unchanged(self._entry) else {}
+        widget.stored_secrets = set(kept or {})
+        self.initial["parameter_values"] = dict(self.instance.parameters or {})
+
+    def clean_parameter_values(self) -> dict[str, str]:
+        value = self.cleaned_data.get("parameter_values") or {}
+        entry = getattr(self, "_entry", None)
+        if entry is None:
+            return {}
+        kept = self.instance.secret_parameters if self._entry_unchanged(entry) else {}
+        result = {}
+        for parameter in entry.parameters.all():
+            given = value.get(parameter.name, "")
+            if parameter.secret and not given and parameter.name in (kept or {}):
+                given = kept[parameter.name]  # left empty: keep the stored secret
+            if given:
+                result[parameter.name] = given
+        return result
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if "parameter_values" in self.fields:
+            entry = cleaned.get("catalog_entry", self.instance.catalog_entry)
+            if entry is None:
+                self.instance.parameters, self.instance.secret_parameters = {}, {}
+            else:
+                values = cleaned.get("parameter_values") or {}
+                self.instance.parameters = values
+                self.instance.secret_parameters = {}
+        return cleaned
+
+    def _update_errors(self, errors: ValidationError) -> None:
+        """Model errors on fields this form does not show (a tenant admin's form has no
+        `command`) are shown on the form; parameter errors beside the parameters."""
+        if hasattr(errors, "error_dict"):
+            moved: dict[str, list[Any]] = {}
+            for field, messages in errors.error_dict.items():
+                if field == "parameters" and "parameter_values" in self.fields:
+                    target = "parameter_values"
+                elif field in self.fields or field == NON_FIELD_ERRORS:
+                    target = field
+                else:
+                    target = NON_FIELD_ERRORS
+                moved.setdefault(target, []).extend(messages)
+            errors = ValidationError(moved)
+        super()._update_errors(errors)
 
     def _stored(self, field: str) -> dict[str, str]:
         if self.instance.pk is None:
@@ -62,6 +238,7 @@ class ServerForm(forms.ModelForm):
                 if name not in stored:
                     raise ValidationError(f"Enter a value for '{name}'.")
                 item = stored[name]
+                self._kept_secrets.setdefault(field, set()).add(name)
             result[name] = item
         return result
 
@@ -70,6 +247,33 @@ class ServerForm(forms.ModelForm):
 
     def clean_headers(self) -> dict[str, Any]:
         return self._clean_secret("headers")
+
+    # A secret must not follow a server to a new destination: when the transport, command,
+    # args or URL change, stored env and header values are dropped unless entered again.
+    _kept_secrets: dict[str, set[str]]
+
+    def _clean_fields(self) -> None:
+        self._kept_secrets = {}
+        super()._clean_fields()
+        if not self._destination_changed():
+            return
+        for field, names in self._kept_secrets.items():
+            if isinstance(self.cleaned_data.get(field), dict):
+                self.cleaned_data[field] = {
+                    name: value
+                    for name, value in self.cleaned_data[field].items()
+                    if name not in names
+                }
+
+    def _destination_changed(self) -> bool:
+        if self.instance.pk is None:
+            return False
+        return any(
+            field in self.fields
+            and field in self.cleaned_data
+            and self.cleaned_data[field] != getattr(self.instance, field)
+            for field in DESTINATION_FIELDS
+        )
 
 
 class ApiKeyForm(forms.ModelForm):
@@ -90,3 +294,19 @@ class ApiKeyForm(forms.ModelForm):
                 f"These toolboxes belong to another tenant: {', '.join(foreign)}.",
             )
         return cleaned
+
+
+class TenantServerForm(ServerForm):
+    """A tenant admin's server form: a server comes from the catalog (its entry must be
+    chosen); a raw server an operator made keeps its entry field read-only."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields.get("catalog_entry")
+        if field is None:
+            return
+        if self.instance.pk is not None and self.instance.catalog_entry_id is None:
+            field.disabled = True
+            self._setup_parameters()
+        else:
+            field.required = True

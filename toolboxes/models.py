@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from django.db.models.signals import m2m_changed
@@ -19,10 +20,13 @@ from toolboxes.validators import (
     validate_args,
     validate_env,
     validate_headers,
+    validate_mounts,
     validate_name,
     validate_remote_url,
     validate_tool_filters,
 )
+
+_LIMIT_HELP = "stdio: empty for the gateway's WORKBENCH_SANDBOX_* default."
 
 
 def default_tool_filters() -> list[str]:
@@ -167,6 +171,7 @@ class Toolbox(models.Model):
 
     class Meta:
         ordering = ["tenant__slug", "name"]
+        verbose_name_plural = "toolboxes"
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "name"],
@@ -192,6 +197,14 @@ class Transport(models.TextChoices):
 
 
 REMOTE_TRANSPORTS = (Transport.STREAMABLE_HTTP, Transport.SSE)
+
+
+class PinningPolicy(models.TextChoices):
+    """How a server's tool definitions are pinned (the rules: mcp_gateway.pins)."""
+
+    TRUST_FIRST = "trust-first", "trust first: approve the first offer, hold later changes"
+    APPROVE_ALL = "approve-all", "approve all: hold every tool until an admin approves it"
+    OFF = "off", "off: no pinning"
 
 
 class Server(models.Model):
@@ -233,6 +246,48 @@ class Server(models.Model):
         help_text="Close the connection after this long unused (reopened on demand). "
         "Empty: the gateway's WORKBENCH_IDLE_CONNECTION_SECONDS.",
     )
+    # The stdio sandbox (README, "Security model"): host paths bound, network, limits.
+    mounts = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_mounts],
+        help_text='stdio: host paths the server may see, e.g. [{"path": "/srv/data"}] '
+        '(read-only) or [{"path": "/srv/out", "writable": true}].',
+    )
+    network = models.BooleanField(
+        default=True, help_text="stdio: off gives the server a network namespace of its own."
+    )
+    memory_limit_mb = models.PositiveIntegerField(
+        "memory limit (MiB)", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    process_limit = models.PositiveIntegerField(
+        "process limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    cpu_limit_seconds = models.PositiveIntegerField(
+        "CPU time limit (seconds)", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    open_files_limit = models.PositiveIntegerField(
+        "open files limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    # Made from a catalog entry: the entry gives transport, command, args, env, URL, headers
+    # and sandbox (`toolboxes.catalog.launch_of`); these hold the tenant's parameter values.
+    catalog_entry = models.ForeignKey(
+        "CatalogEntry",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="servers",
+        verbose_name="catalog entry",
+    )
+    parameters = models.JSONField(default=dict, blank=True, editable=False)
+    secret_parameters = EncryptedStringMapField(default=dict, blank=True, editable=False)
+    pinning = models.CharField(
+        "tool pinning",
+        max_length=20,
+        choices=PinningPolicy,
+        default=PinningPolicy.TRUST_FIRST,
+        help_text="Hold tools whose definitions are new or changed until an admin approves.",
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -252,12 +307,16 @@ class Server(models.Model):
                 condition=Q(transport__in=Transport.values), name="server_transport_valid"
             ),
             models.CheckConstraint(
-                condition=~Q(transport=Transport.STDIO) | ~Q(command=""),
+                condition=~Q(transport=Transport.STDIO)
+                | ~Q(command="")
+                | Q(catalog_entry__isnull=False),
                 name="server_stdio_needs_command",
                 violation_error_message="A stdio server needs a command.",
             ),
             models.CheckConstraint(
-                condition=Q(transport=Transport.STDIO) | ~Q(url=""),
+                condition=Q(transport=Transport.STDIO)
+                | ~Q(url="")
+                | Q(catalog_entry__isnull=False),
                 name="server_remote_needs_url",
                 violation_error_message="A remote server needs a URL.",
             ),
@@ -271,13 +330,13 @@ class Server(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def is_remote(self) -> bool:
-        return self.transport in REMOTE_TRANSPORTS
-
     def clean(self) -> None:
         errors: dict[str, Any] = {}
-        if self.transport == Transport.STDIO:
+        if self.catalog_entry_id is not None:
+            from toolboxes import catalog
+
+            errors.update(catalog.server_errors(self))
+        elif self.transport == Transport.STDIO:
             if not self.command.strip():
                 errors["command"] = "A stdio server needs a command."
             if self.url:
@@ -299,9 +358,159 @@ class Server(models.Model):
                 errors["args"] = "Only stdio servers have arguments."
             if self.env:
                 errors["env"] = "Only stdio servers have environment variables."
+            if self.mounts:
+                errors["mounts"] = "Only stdio servers have mounts."
         if self.timeout is not None and self.timeout < 1:
             errors["timeout"] = "The timeout must be at least 1 second."
         if self.idle_timeout is not None and self.idle_timeout < 1:
             errors["idle_timeout"] = "The idle timeout must be at least 1 second."
         if errors:
             raise ValidationError(errors)
+
+
+# Catalog names: an MCP Registry name ("io.github.user/weather") or a plain one.
+validate_catalog_name = RegexValidator(
+    r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$",
+    "Use letters, digits, '-', '_', '.' and at most one '/'.",
+    code="invalid_name",
+)
+validate_parameter_name = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_.-]*$",
+    "Start with a letter or '_'; then letters, digits, '_', '.' or '-'.",
+    code="invalid_name",
+)
+
+
+class CatalogEntry(models.Model):
+    """A server template the operator curates; tenant admins make servers only from these.
+
+    `{{name}}` in args, env values, URL and header values is replaced by the value of the
+    declared parameter `name` (see `toolboxes.catalog`); `${VAR}` keeps its meaning.
+    """
+
+    name = models.CharField(
+        max_length=200,
+        unique=True,
+        validators=[validate_catalog_name],
+        help_text="e.g. io.github.user/weather (an MCP Registry name) or time.",
+    )
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    transport = models.CharField(max_length=20, choices=Transport, default=Transport.STDIO)
+    command = models.CharField(max_length=1000, blank=True, help_text="stdio: the program.")
+    args = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_args],
+        help_text='stdio: list of strings; {{param}} is a parameter, e.g. ["--port={{port}}"].',
+    )
+    env = EncryptedStringMapField(
+        default=dict,
+        blank=True,
+        validators=[validate_env],
+        help_text="stdio: environment variables; values may use {{param}} (encrypted at rest).",
+    )
+    cwd = models.CharField("working directory", max_length=1000, blank=True)
+    url = models.CharField(
+        "URL", max_length=2000, blank=True, help_text="remote: http(s) URL; may use {{param}}."
+    )
+    headers = EncryptedStringMapField(
+        default=dict,
+        blank=True,
+        validators=[validate_headers],
+        help_text="remote: HTTP headers; values may use {{param}} (encrypted at rest).",
+    )
+    mounts = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_mounts],
+        help_text='stdio: host paths the server may see, e.g. [{"path": "/srv/data"}] '
+        '(read-only) or [{"path": "/srv/out", "writable": true}].',
+    )
+    network = models.BooleanField(
+        default=True, help_text="stdio: off gives the server a network namespace of its own."
+    )
+    memory_limit_mb = models.PositiveIntegerField(
+        "memory limit (MiB)", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    process_limit = models.PositiveIntegerField(
+        "process limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    cpu_limit_seconds = models.PositiveIntegerField(
+        "CPU time limit (seconds)", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    open_files_limit = models.PositiveIntegerField(
+        "open files limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "catalog entry"
+        verbose_name_plural = "catalog entries"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(transport__in=Transport.values), name="catalog_transport_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        # Servers made from it show its transport in lists and filters.
+        self.servers.exclude(transport=self.transport).update(transport=self.transport)
+
+    def clean(self) -> None:
+        from toolboxes import catalog
+
+        errors = catalog.entry_errors(self)
+        if errors:
+            raise ValidationError(errors)
+
+
+class CatalogParameter(models.Model):
+    """A value a tenant admin gives when making a server from an entry."""
+
+    entry = models.ForeignKey(CatalogEntry, on_delete=models.CASCADE, related_name="parameters")
+    name = models.CharField(
+        max_length=100,
+        validators=[validate_parameter_name],
+        help_text="Used as {{name}} in the entry's args, env values, URL and header values.",
+    )
+    description = models.CharField(max_length=500, blank=True)
+    required = models.BooleanField(default=False)
+    default = models.CharField(max_length=2000, blank=True)
+    choices = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_args],
+        help_text='The only values allowed, e.g. ["info", "debug"]; empty: any.',
+    )
+    secret = models.BooleanField(
+        default=False, help_text="Masked in the admin and encrypted at rest."
+    )
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["entry", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["entry", "name"],
+                name="catalog_parameter_unique_per_entry",
+                violation_error_message="This entry already has a parameter of this name.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.choices and self.default and self.default not in self.choices:
+            raise ValidationError({"default": "The default must be one of the choices."})
+
+
+# Models of their own modules, registered with this app.
+from toolboxes.pins import PinState, ToolPin  # noqa: E402, F401

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
+from mcp_gateway.egress import UNCONFIGURABLE_HEADERS
+
 NAME_PATTERN = r"^[A-Za-z0-9_.-]+$"
 # Names of environment variables and HTTP headers.
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -55,6 +57,12 @@ def validate_env(value: Any) -> None:
 
 def validate_headers(value: Any) -> None:
     _validate_string_map(value, HEADER_NAME_RE, "header")
+    for name in value:
+        if name.lower() in UNCONFIGURABLE_HEADERS:
+            raise ValidationError(
+                f"'{name}' cannot be configured: the gateway sets it for each request",
+                code="reserved_header",
+            )
 
 
 def validate_remote_url(value: str) -> None:
@@ -68,3 +76,43 @@ def validate_remote_url(value: str) -> None:
         raise ValidationError("must start with http:// or https://", code="bad_scheme")
     if not parts.netloc:
         raise ValidationError("must name a host", code="no_host")
+
+
+def validate_mounts(value: Any) -> None:
+    """Sandbox mounts: `[{"path": "/abs", "writable": false}]`, never a gateway directory."""
+    from django.conf import settings
+
+    if not isinstance(value, list):
+        raise ValidationError("must be a list of mounts", code="not_a_list")
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            raise ValidationError(
+                f'item {index} must be an object with a "path" string', code="bad_mount"
+            )
+        extra = set(item) - {"path", "writable"}
+        if extra:
+            raise ValidationError(
+                f"item {index}: unknown field '{sorted(extra)[0]}'", code="bad_mount"
+            )
+        if not isinstance(item.get("writable", False), bool):
+            raise ValidationError(f"item {index}: writable must be true or false", code="bad_mount")
+        path = item["path"]
+        if not path.startswith("/"):
+            raise ValidationError(f"item {index}: the path must be absolute", code="relative")
+        if ".." in path.split("/"):
+            raise ValidationError(f"item {index}: the path must not contain '..'", code="dotdot")
+        if path in seen:
+            raise ValidationError(f"item {index}: {path} is mounted twice", code="duplicate")
+        seen.add(path)
+        normal = path.rstrip("/") or "/"
+        for own in getattr(settings, "WORKBENCH_SANDBOX_PROTECTED_PATHS", []):
+            if _path_within(normal, own) or _path_within(own, normal):
+                raise ValidationError(
+                    f"item {index}: {path} would show the gateway's own files ({own})",
+                    code="protected",
+                )
+
+
+def _path_within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")

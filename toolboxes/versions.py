@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
 
 def version_key(tenant_id: int) -> str:
@@ -45,6 +45,19 @@ def _on_change(sender: type, instance: Any, **kwargs: Any) -> None:
         transaction.on_commit(lambda: bump(tenant_id))
 
 
+def _on_catalog_change(sender: type, instance: Any, **kwargs: Any) -> None:
+    """An entry (or one of its parameters) changed: every tenant with a server made from it
+    reloads, and those servers' fingerprints change with what they now run."""
+    entry_id = instance.pk if isinstance(instance, CatalogEntry) else instance.entry_id
+    tenant_ids = set(
+        Toolbox.objects.filter(servers__catalog_entry_id=entry_id).values_list(
+            "tenant_id", flat=True
+        )
+    )
+    for tenant_id in tenant_ids:
+        transaction.on_commit(lambda tenant_id=tenant_id: bump(tenant_id))
+
+
 def connect_signals() -> None:
     for model in (Tenant, ApiKey, Toolbox, Server):
         name = model.__name__
@@ -53,3 +66,11 @@ def connect_signals() -> None:
     m2m_changed.connect(
         _on_change, sender=ApiKey.toolboxes.through, dispatch_uid="wb-version-key-toolboxes"
     )
+    for model in (CatalogEntry, CatalogParameter):
+        name = model.__name__
+        post_save.connect(
+            _on_catalog_change, sender=model, dispatch_uid=f"wb-version-save-{name}"
+        )
+        post_delete.connect(
+            _on_catalog_change, sender=model, dispatch_uid=f"wb-version-delete-{name}"
+        )

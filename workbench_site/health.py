@@ -1,5 +1,8 @@
 """Liveness and readiness probes: unauthenticated, cheap, and free of secrets."""
 
+import shutil
+
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -20,7 +23,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def readyz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _database_ok(), "cache": _cache_ok()}
     ready = all(checks.values())
-    body = {"status": "ok" if ready else "unavailable", "checks": checks}
+    body = {"status": "ok" if ready else "unavailable", "checks": checks, "details": _details()}
     return JsonResponse(body, status=200 if ready else 503)
 
 
@@ -39,3 +42,14 @@ def _cache_ok() -> bool:
         return cache.get(PROBE_KEY) == 1
     except Exception:
         return False
+
+
+def _details() -> dict[str, str]:
+    """Not checks (they never make the gateway unready): how stdio servers are started."""
+    if settings.WORKBENCH_SANDBOX == "none":
+        sandbox = "none: stdio servers run unsandboxed, as the gateway's own user"
+    elif shutil.which("bwrap") is None:
+        sandbox = "bwrap: bubblewrap is not installed, stdio servers cannot start"
+    else:
+        sandbox = "bwrap"
+    return {"sandbox": sandbox}

@@ -1,10 +1,16 @@
 """Workbench settings: everything comes from the environment (and `.env` when present)."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from mcp_gateway.envrefs import env_file_names
+from mcp_gateway.options import GatewayOptions
+from mcp_gateway.sandbox import SandboxPolicy
+from mcp_gateway.store import embedded_store
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -43,7 +49,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "toolboxes",
+    "accounts",
+    "calls",
 ]
 
 MIDDLEWARE = [
@@ -55,6 +64,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "accounts.middleware.OneTimePasswordMiddleware",
+    # Last, as django-axes asks: refuses a locked-out login before any view runs.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "workbench_site.urls"
@@ -81,7 +93,37 @@ DATABASES = {
 }
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
 
-CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://workbench")}
+# The shared store (open toolboxes, configuration versions, rate buckets). By default an
+# on-disk store that every process of this machine shares (gateway workers, the admin,
+# manage.py commands); Redis (CACHE_URL=redis://...) when processes span machines.
+WORKBENCH_STORE_DIR: str = env.str(
+    "WORKBENCH_STORE_DIR", default=str(BASE_DIR / ".workbench-store")
+)
+CACHES = {
+    "default": env.cache("CACHE_URL")
+    if env.str("CACHE_URL", default="")
+    else embedded_store(WORKBENCH_STORE_DIR)
+}
+
+# People and access (accounts/, README "Roles"): admin logins are throttled by django-axes.
+# After WORKBENCH_LOGIN_FAILURE_LIMIT failed logins for one username from one address (each
+# within WORKBENCH_LOGIN_COOLOFF_MINUTES of the last), that pair is refused for the cool-off;
+# other usernames and addresses are unaffected. The address is the connection's
+# (REMOTE_ADDR): behind a proxy, see axes' AXES_IPWARE_* settings.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+WORKBENCH_LOGIN_FAILURE_LIMIT: int = env.int("WORKBENCH_LOGIN_FAILURE_LIMIT", default=10)
+WORKBENCH_LOGIN_COOLOFF_MINUTES: int = env.int("WORKBENCH_LOGIN_COOLOFF_MINUTES", default=15)
+AXES_FAILURE_LIMIT = WORKBENCH_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=WORKBENCH_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_COOLOFF_MESSAGE = (
+    "Too many failed logins for this username from your address: try again in "
+    f"{WORKBENCH_LOGIN_COOLOFF_MINUTES} minutes."
+)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -107,40 +149,156 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 
-# The gateway's own knobs (read by mcp_gateway through django.conf.settings).
-WORKBENCH_SESSION_IDLE_SECONDS: int = env.int("WORKBENCH_SESSION_IDLE_SECONDS", default=3600)
+# The gateway's own knobs (read by mcp_gateway through django.conf.settings); their
+# defaults live in one place, mcp_gateway.options.GatewayOptions.
+_D = GatewayOptions
+WORKBENCH_SESSION_IDLE_SECONDS: int = env.int(
+    "WORKBENCH_SESSION_IDLE_SECONDS", default=_D.session_idle_seconds
+)
 WORKBENCH_CONNECT_TIMEOUT_SECONDS: float = env.float(
-    "WORKBENCH_CONNECT_TIMEOUT_SECONDS", default=30.0
+    "WORKBENCH_CONNECT_TIMEOUT_SECONDS", default=_D.connect_timeout
 )
 WORKBENCH_IDLE_CONNECTION_SECONDS: float = env.float(
-    "WORKBENCH_IDLE_CONNECTION_SECONDS", default=600.0
+    "WORKBENCH_IDLE_CONNECTION_SECONDS", default=_D.idle_connection_seconds
 )
-WORKBENCH_MAX_REQUEST_BYTES: int = env.int("WORKBENCH_MAX_REQUEST_BYTES", default=4 * 1024 * 1024)
-WORKBENCH_MAX_RESULT_BYTES: int = env.int("WORKBENCH_MAX_RESULT_BYTES", default=10 * 1024 * 1024)
+WORKBENCH_MAX_REQUEST_BYTES: int = env.int(
+    "WORKBENCH_MAX_REQUEST_BYTES", default=_D.max_request_bytes
+)
+WORKBENCH_MAX_RESULT_BYTES: int = env.int("WORKBENCH_MAX_RESULT_BYTES", default=_D.max_result_bytes)
 # Live downstream connections per gateway process, in all and per tenant (a tenant's own
 # limit, set in the admin, overrides the second).
-WORKBENCH_MAX_CONNECTIONS: int = env.int("WORKBENCH_MAX_CONNECTIONS", default=500)
-WORKBENCH_TENANT_MAX_CONNECTIONS: int = env.int("WORKBENCH_TENANT_MAX_CONNECTIONS", default=50)
-# use_tool calls per second (token buckets, shared through Redis); 0 means no limit.
-WORKBENCH_TENANT_RATE_LIMIT: float = env.float("WORKBENCH_TENANT_RATE_LIMIT", default=0.0)
-WORKBENCH_TENANT_RATE_BURST: int = env.int("WORKBENCH_TENANT_RATE_BURST", default=0)
-WORKBENCH_KEY_RATE_LIMIT: float = env.float("WORKBENCH_KEY_RATE_LIMIT", default=0.0)
-WORKBENCH_KEY_RATE_BURST: int = env.int("WORKBENCH_KEY_RATE_BURST", default=0)
+WORKBENCH_MAX_CONNECTIONS: int = env.int("WORKBENCH_MAX_CONNECTIONS", default=_D.max_connections)
+WORKBENCH_TENANT_MAX_CONNECTIONS: int = env.int(
+    "WORKBENCH_TENANT_MAX_CONNECTIONS", default=_D.tenant_max_connections
+)
+# use_tool calls per second (token buckets in the shared store); 0 means no limit.
+WORKBENCH_TENANT_RATE_LIMIT: float = env.float(
+    "WORKBENCH_TENANT_RATE_LIMIT", default=_D.tenant_rate
+)
+WORKBENCH_TENANT_RATE_BURST: int = env.int("WORKBENCH_TENANT_RATE_BURST", default=_D.tenant_burst)
+WORKBENCH_KEY_RATE_LIMIT: float = env.float("WORKBENCH_KEY_RATE_LIMIT", default=_D.key_rate)
+WORKBENCH_KEY_RATE_BURST: int = env.int("WORKBENCH_KEY_RATE_BURST", default=_D.key_burst)
+
+# Tenant isolation (README "Security model"): open_toolbox's own buckets, requests in
+# flight per key, which ${VAR} names servers may reference (never the gateway's own
+# settings nor anything its env file sets), where remote servers may be reached beyond
+# public addresses, and the bounds of one server's tool list.
+WORKBENCH_OPEN_TENANT_RATE_LIMIT: float = env.float(
+    "WORKBENCH_OPEN_TENANT_RATE_LIMIT", default=_D.open_tenant_rate
+)
+WORKBENCH_OPEN_TENANT_RATE_BURST: int = env.int(
+    "WORKBENCH_OPEN_TENANT_RATE_BURST", default=_D.open_tenant_burst
+)
+WORKBENCH_OPEN_KEY_RATE_LIMIT: float = env.float(
+    "WORKBENCH_OPEN_KEY_RATE_LIMIT", default=_D.open_key_rate
+)
+WORKBENCH_OPEN_KEY_RATE_BURST: int = env.int(
+    "WORKBENCH_OPEN_KEY_RATE_BURST", default=_D.open_key_burst
+)
+WORKBENCH_KEY_MAX_IN_FLIGHT: int = env.int(
+    "WORKBENCH_KEY_MAX_IN_FLIGHT", default=_D.key_max_in_flight
+)
+WORKBENCH_ENV_REFERENCES: list[str] = env.list(
+    "WORKBENCH_ENV_REFERENCES", default=list(_D.env_references)
+)
+WORKBENCH_ENV_FILE_NAMES: frozenset[str] = env_file_names(
+    os.environ.get("WORKBENCH_ENV_FILE", BASE_DIR / ".env")
+)
+WORKBENCH_EGRESS_ALLOW: list[str] = env.list(
+    "WORKBENCH_EGRESS_ALLOW", default=list(_D.egress_allow)
+)
+WORKBENCH_MAX_TOOLS_PER_SERVER: int = env.int(
+    "WORKBENCH_MAX_TOOLS_PER_SERVER", default=_D.max_tools_per_server
+)
+WORKBENCH_MAX_TOOL_PAGES: int = env.int("WORKBENCH_MAX_TOOL_PAGES", default=_D.max_tool_pages)
+WORKBENCH_MAX_TOOL_BYTES: int = env.int("WORKBENCH_MAX_TOOL_BYTES", default=_D.max_tool_bytes)
+
+# The stdio sandbox (mcp_gateway/sandbox.py; README "Security model"): bwrap or none, the
+# default limits of every stdio server (0: none), the first of the per-tenant uids, and
+# the gateway's own paths that no server may see or mount.
+_SANDBOX = SandboxPolicy()
+WORKBENCH_SANDBOX: str = env.str("WORKBENCH_SANDBOX", default=_SANDBOX.mode)
+WORKBENCH_SANDBOX_MEMORY_MB: int = env.int(
+    "WORKBENCH_SANDBOX_MEMORY_MB", default=_SANDBOX.limits.memory_mb
+)
+WORKBENCH_SANDBOX_PROCESSES: int = env.int(
+    "WORKBENCH_SANDBOX_PROCESSES", default=_SANDBOX.limits.processes
+)
+WORKBENCH_SANDBOX_CPU_SECONDS: int = env.int(
+    "WORKBENCH_SANDBOX_CPU_SECONDS", default=_SANDBOX.limits.cpu_seconds
+)
+WORKBENCH_SANDBOX_OPEN_FILES: int = env.int(
+    "WORKBENCH_SANDBOX_OPEN_FILES", default=_SANDBOX.limits.open_files
+)
+WORKBENCH_SANDBOX_UID_BASE: int = env.int("WORKBENCH_SANDBOX_UID_BASE", default=_SANDBOX.uid_base)
+WORKBENCH_SANDBOX_PROTECTED_PATHS: list[str] = sorted(
+    {
+        str(BASE_DIR),
+        str(Path(os.environ.get("WORKBENCH_ENV_FILE", BASE_DIR / ".env")).resolve()),
+        str(Path(WORKBENCH_STORE_DIR).resolve()),
+        *(
+            [str(Path(DATABASES["default"]["NAME"]).resolve().parent)]
+            if "sqlite" in DATABASES["default"]["ENGINE"]
+            and str(DATABASES["default"]["NAME"]).startswith("/")
+            else []
+        ),
+        *env.list("WORKBENCH_SANDBOX_PROTECTED", default=[]),
+    }
+)
+
+# Observability (mcp_gateway/telemetry.py; README "Observability"). /metrics answers a
+# bearer WORKBENCH_METRICS_TOKEN (when set) or a request from one of the allowed addresses,
+# and 404 otherwise. Worker processes write their metrics under WORKBENCH_METRICS_DIR
+# (cleaned of dead processes' files at start); empty: single-process metrics.
+WORKBENCH_METRICS_TOKEN: str = env.str("WORKBENCH_METRICS_TOKEN", default="")
+WORKBENCH_METRICS_ALLOWED_IPS: list[str] = env.list(
+    "WORKBENCH_METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"]
+)
+WORKBENCH_METRICS_DIR: str = env.str(
+    "WORKBENCH_METRICS_DIR", default=str(Path(WORKBENCH_STORE_DIR) / "metrics")
+)
+# The call log (calls/): on by default; its queue's bound (beyond it entries are dropped
+# and counted, a call never waits), the rows per write, how long rows are kept
+# (manage.py prune_calls), and the cap on stored arguments/results of opted-in tenants.
+WORKBENCH_CALL_LOG: bool = env.bool("WORKBENCH_CALL_LOG", default=True)
+WORKBENCH_CALL_LOG_QUEUE: int = env.int("WORKBENCH_CALL_LOG_QUEUE", default=10000)
+WORKBENCH_CALL_LOG_BATCH: int = env.int("WORKBENCH_CALL_LOG_BATCH", default=500)
+WORKBENCH_CALL_LOG_RETENTION_DAYS: int = env.int("WORKBENCH_CALL_LOG_RETENTION_DAYS", default=30)
+WORKBENCH_CALL_LOG_PAYLOAD_BYTES: int = env.int("WORKBENCH_CALL_LOG_PAYLOAD_BYTES", default=4096)
+# plain (default) or json: one JSON object per line, uvicorn's own lines included.
+LOG_FORMAT: str = env.str("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be 'plain' or 'json'.")
 
 LOG_LEVEL: str = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "mcp_gateway.telemetry_logs.JsonFormatter"},
+    },
     # A misbehaving downstream must not flood the log: repeats of one message are bounded.
-    "filters": {"repeats": {"()": "mcp_gateway.logfilter.RepeatLimit", "per_minute": 20}},
+    "filters": {
+        "repeats": {"()": "mcp_gateway.logfilter.RepeatLimit", "per_minute": 20},
+        # A downstream server's secret values, wherever a record about it comes from.
+        "redact": {"()": "mcp_gateway.failures.RedactFilter"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["repeats"],
+            "formatter": LOG_FORMAT,
+            "filters": ["redact", "repeats"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False}},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # With LOG_FORMAT=json, uvicorn's own lines (start-up, access) go the same way.
+        **{
+            name: {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+            if LOG_FORMAT == "json"
+        },
+    },
 }

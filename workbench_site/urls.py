@@ -6,6 +6,8 @@ from workbench_site import health
 admin.site.site_header = "Workbench administration"
 admin.site.site_title = "Workbench"
 admin.site.index_title = "Tenants, keys and toolboxes"
+# The admin is the only site: no "View site" link to a page that does not exist.
+admin.site.site_url = None
 
 urlpatterns = [
     path("admin/", admin.site.urls),

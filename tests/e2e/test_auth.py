@@ -4,10 +4,12 @@ from datetime import timedelta
 
 import httpx2
 import pytest
+from asgiref.sync import sync_to_async
 from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 
-from tests.e2e.helpers import INITIALIZE_PARAMS, error_of, payload, raw_rpc, use
+from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, use
+from tests.harness.waits import eventually
 from toolboxes.models import ApiKey
 
 pytestmark = pytest.mark.anyio
@@ -41,8 +43,8 @@ async def test_malformed_key(live_gateway, key):
     assert_401(response, "malformed_api_key")
 
 
-async def test_unknown_key(live_gateway, make_setup):
-    setup = make_setup()
+async def test_unknown_key(live_gateway, amake_setup):
+    setup = await amake_setup()
     forged = setup.key[:-4] + ("aaaa" if not setup.key.endswith("aaaa") else "bbbb")
     response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {forged}"})
     assert_401(response, "invalid_api_key")
@@ -51,71 +53,72 @@ async def test_unknown_key(live_gateway, make_setup):
     assert_401(response, "invalid_api_key")
 
 
-async def test_revoked_key(live_gateway, make_setup):
-    setup = make_setup()
-    setup.api_key.revoke()
+async def test_revoked_key(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await sync_to_async(setup.api_key.revoke)()
     response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {setup.key}"})
     assert_401(response, "revoked_api_key")
 
 
-async def test_expired_key(live_gateway, make_setup):
-    setup = make_setup()
-    ApiKey.objects.filter(pk=setup.api_key.pk).update(
+async def test_expired_key(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await ApiKey.objects.filter(pk=setup.api_key.pk).aupdate(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
     response = await post_initialize(live_gateway.url, {"Authorization": f"Bearer {setup.key}"})
     assert_401(response, "expired_api_key")
 
 
-async def test_inactive_tenant(live_gateway, make_setup):
-    setup = make_setup()
+async def test_inactive_tenant(live_gateway, amake_setup):
+    setup = await amake_setup()
     setup.tenant.is_active = False
-    setup.tenant.save()
+    await setup.tenant.asave()
     response = await post_initialize(live_gateway.url, {"X-API-Key": setup.key})
     assert_401(response, "inactive_tenant")
 
 
 @pytest.mark.parametrize("header", ["Authorization", "X-API-Key"])
-async def test_both_headers_are_accepted(live_gateway, make_setup, header):
-    setup = make_setup()
-    setup.toolbox("dev")
+async def test_both_headers_are_accepted(live_gateway, amake_setup, header):
+    setup = await amake_setup()
+    await setup.atoolbox("dev")
     async with live_gateway.client(setup.key, header=header) as client:
         assert "**dev**" in client.instructions
 
 
-async def test_revocation_takes_effect_mid_session(live_gateway, make_setup):
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "fixture")
+async def test_revocation_takes_effect_mid_session(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "fixture")
     async with live_gateway.session(setup.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         ok = await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "a"}))
         assert not ok.is_error
-        ApiKey.objects.filter(pk=setup.api_key.pk).revoke()  # bulk, as the admin action does
+        # Bulk, as the admin action does.
+        await sync_to_async(ApiKey.objects.filter(pk=setup.api_key.pk).revoke)()
         with pytest.raises(MCPError):
             await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "b"}))
 
 
-async def test_last_used_is_recorded(live_gateway, make_setup):
-    setup = make_setup()
+async def test_last_used_is_recorded(live_gateway, amake_setup):
+    setup = await amake_setup()
     assert setup.api_key.last_used_at is None
     async with live_gateway.session(setup.key):
         pass
-    from tests.e2e.conftest import wait_until
 
-    wait_until(
-        lambda: ApiKey.objects.get(pk=setup.api_key.pk).last_used_at is not None,
-        10,
-        "last_used_at to be written",
+    async def recorded() -> bool:
+        return (await ApiKey.objects.aget(pk=setup.api_key.pk)).last_used_at is not None
+
+    await eventually(recorded, 10, "last_used_at to be written")
+
+
+async def test_scoped_key_is_forbidden_other_toolboxes(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    prod = await setup.atoolbox("prod")
+    await setup.afixture_server(dev, "fixture", tool_filters=["echo"])
+    await setup.afixture_server(prod, "fixture", tool_filters=["echo"])
+    _, scoped_key = await sync_to_async(ApiKey.issue)(
+        setup.tenant, label="dev only", toolboxes=[dev]
     )
-
-
-async def test_scoped_key_is_forbidden_other_toolboxes(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    prod = setup.toolbox("prod")
-    setup.fixture_server(dev, "fixture", tool_filters=["echo"])
-    setup.fixture_server(prod, "fixture", tool_filters=["echo"])
-    _, scoped_key = ApiKey.issue(setup.tenant, label="dev only", toolboxes=[dev])
     async with live_gateway.session(scoped_key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         opened = await session.call_tool("open_toolbox", {"toolbox": "prod"})
@@ -130,20 +133,22 @@ async def test_scoped_key_is_forbidden_other_toolboxes(live_gateway, make_setup)
     )
 
 
-async def test_foreign_host_is_refused(live_gateway, make_setup):
-    setup = make_setup()
+async def test_foreign_host_is_refused(live_gateway, amake_setup):
+    setup = await amake_setup()
     response = await post_initialize(
         live_gateway.url, {"Authorization": f"Bearer {setup.key}", "Host": "evil.example"}
     )
     assert response.status_code == 421
 
 
-async def test_a_limited_key_whose_toolboxes_are_deleted_sees_none(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.toolbox("prod")
-    _, scoped_key = ApiKey.issue(setup.tenant, label="dev only", toolboxes=[dev])
-    dev.delete()
+async def test_a_limited_key_whose_toolboxes_are_deleted_sees_none(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.atoolbox("prod")
+    _, scoped_key = await sync_to_async(ApiKey.issue)(
+        setup.tenant, label="dev only", toolboxes=[dev]
+    )
+    await dev.adelete()
     async with live_gateway.session(scoped_key) as session:
         instructions = session.initialize_result.instructions
         result = await session.call_tool("open_toolbox", {"toolbox": "prod"})

@@ -6,60 +6,64 @@ import uuid
 
 import pytest
 
-from tests.e2e.conftest import wait_until
-from tests.e2e.helpers import error_of, payload, processes_with, text_of, use
+from tests.harness.procs import processes_with
+from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.waits import wait_until
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_edited_server_gets_a_new_connection_and_the_old_one_closes(live_gateway, make_setup):
+async def test_edited_server_gets_a_new_connection_and_the_old_one_closes(
+    live_gateway, amake_setup
+):
     old_marker, new_marker = uuid.uuid4().hex, uuid.uuid4().hex
-    setup = make_setup()
-    server = setup.fixture_server(setup.toolbox("dev"), "fixture", "--prefix", old_marker)
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    server = await setup.afixture_server(dev, "fixture", "--prefix", old_marker)
     async with live_gateway.session(setup.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         before = await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "1"}))
         assert text_of(before) == f"{old_marker}1"
         # An admin edits the server while the client is connected.
         server.args = [server.args[0], "--prefix", new_marker]
-        server.save()
+        await server.asave()
         after = await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "2"}))
         assert text_of(after) == f"{new_marker}2"
     wait_until(lambda: processes_with(old_marker) == [], 15, "the old server process to exit")
     assert len(processes_with(new_marker)) == 1
 
 
-async def test_filter_edit_applies_without_reconnecting(live_gateway, make_setup):
+async def test_filter_edit_applies_without_reconnecting(live_gateway, amake_setup):
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    server = setup.fixture_server(setup.toolbox("dev"), "fixture", "--prefix", marker)
+    setup = await amake_setup()
+    server = await setup.afixture_server(await setup.atoolbox("dev"), "fixture", "--prefix", marker)
     async with live_gateway.session(setup.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         pids = processes_with(marker)
         server.tool_filters = ["add"]
-        server.save()
+        await server.asave()
         result = await session.call_tool("use_tool", use("dev", "fixture", "echo", {"text": "x"}))
         assert error_of(result)[0] == "TOOL_NOT_FOUND"
         assert processes_with(marker) == pids
 
 
-async def test_removed_server_is_not_found(live_gateway, make_setup):
-    setup = make_setup()
-    server = setup.fixture_server(setup.toolbox("dev"), "fixture")
+async def test_removed_server_is_not_found(live_gateway, amake_setup):
+    setup = await amake_setup()
+    server = await setup.afixture_server(await setup.atoolbox("dev"), "fixture")
     async with live_gateway.session(setup.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
-        server.delete()
+        await server.adelete()
         result = await session.call_tool("use_tool", use("dev", "fixture", "echo"))
     assert error_of(result)[0] == "SERVER_NOT_FOUND"
 
 
-async def test_stdio_server_gets_only_its_env_and_a_minimal_base(live_gateway, make_setup):
+async def test_stdio_server_gets_only_its_env_and_a_minimal_base(live_gateway, amake_setup):
     os.environ["WORKBENCH_TEST_GATEWAY_SECRET"] = "must-not-leak"
     os.environ["WORKBENCH_TEST_TOKEN"] = "expanded-token"
     try:
-        setup = make_setup()
-        setup.fixture_server(
-            setup.toolbox("dev"),
+        setup = await amake_setup()
+        await setup.afixture_server(
+            await setup.atoolbox("dev"),
             "fixture",
             env={
                 "GIVEN": "plain",
@@ -83,11 +87,11 @@ async def test_stdio_server_gets_only_its_env_and_a_minimal_base(live_gateway, m
     assert "must-not-leak" not in json.dumps(env)
 
 
-async def test_ending_a_session_forgets_what_it_opened(live_gateway, make_setup):
+async def test_ending_a_session_forgets_what_it_opened(live_gateway, amake_setup):
     from django.core.cache import cache
 
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "fixture")
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "fixture")
 
     def entries() -> list[str]:
         return [key for key in cache._cache if f"wb:open:{setup.api_key.pk}:" in key]

@@ -1,14 +1,21 @@
 """Downstream faults: hangs, garbage, huge results, cancellation, idle connections."""
 
+import os
 import time
 import uuid
+from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
+from django.conf import settings
 
-from tests.e2e.conftest import eventually, wait_until
-from tests.e2e.helpers import error_of, payload, processes_with, raw_rpc, text_of, use
+from tests.harness.live import TenantSetup
+from tests.harness.net import free_port, listening
+from tests.harness.paths import SERVERS
+from tests.harness.procs import processes_with
+from tests.harness.results import error_of, payload, raw_rpc, text_of, use
+from tests.harness.waits import eventually, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -17,11 +24,11 @@ async def open_dev(session) -> dict:
     return payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
 
 
-async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, make_setup):
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    setup.fixture_server(toolbox, "stuck", position=0, timeout=60)
-    setup.fixture_server(toolbox, "healthy", position=1)
+async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, amake_setup):
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await setup.afixture_server(toolbox, "stuck", position=0, timeout=60)
+    await setup.afixture_server(toolbox, "healthy", position=1)
     order: list[str] = []
     async with (
         live_gateway.session(setup.key) as session,
@@ -51,9 +58,9 @@ async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, make_setup
             group.cancel_scope.cancel()
 
 
-async def test_garbage_on_stdout_is_skipped(live_gateway, make_setup):
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "noisy", "--garbage-at-start")
+async def test_garbage_on_stdout_is_skipped(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "noisy", "--garbage-at-start")
     async with live_gateway.session(setup.key) as session:
         assert (await open_dev(session))["servers_connected"] == 1
         result = await session.call_tool("use_tool", use("dev", "noisy", "garbage"))
@@ -62,10 +69,10 @@ async def test_garbage_on_stdout_is_skipped(live_gateway, make_setup):
     assert text_of(again) == "ok"
 
 
-async def test_a_result_over_the_size_limit_is_a_clear_error(live_gateway, make_setup):
+async def test_a_result_over_the_size_limit_is_a_clear_error(live_gateway, amake_setup):
     live_gateway.gateway.pool.max_result_bytes = 100_000
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "big")
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "big")
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         small = await session.call_tool("use_tool", use("dev", "big", "big", {"size": 90_000}))
@@ -81,12 +88,20 @@ async def test_a_result_over_the_size_limit_is_a_clear_error(live_gateway, make_
     assert text_of(again) == "x" * 10  # the connection is still good
 
 
+def sandbox_writable(path: Path, setup: TenantSetup) -> list[dict[str, object]]:
+    """A writable sandbox mount of `path` (for the marker files), owned by the tenant's uid."""
+    os.chown(path, settings.WORKBENCH_SANDBOX_UID_BASE + setup.tenant.pk, -1)
+    return [{"path": str(path), "writable": True}]
+
+
 async def test_a_client_that_goes_away_cancels_the_downstream_call(
-    live_gateway, make_setup, tmp_path
+    live_gateway, amake_setup, tmp_path
 ):
     marker = tmp_path / "cancelled"
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "waiter")
+    setup = await amake_setup()
+    await setup.afixture_server(
+        await setup.atoolbox("dev"), "waiter", mounts=sandbox_writable(tmp_path, setup)
+    )
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         # Opened under the key's own session too, for the raw request below.
@@ -125,10 +140,10 @@ async def test_a_client_that_goes_away_cancels_the_downstream_call(
     )
 
 
-async def test_idle_connections_close_and_reopen_on_demand(live_gateway, make_setup):
+async def test_idle_connections_close_and_reopen_on_demand(live_gateway, amake_setup):
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "fixture", "--prefix", marker)
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "fixture", "--prefix", marker)
     pool = live_gateway.gateway.pool
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
@@ -140,12 +155,12 @@ async def test_idle_connections_close_and_reopen_on_demand(live_gateway, make_se
         assert len(processes_with(marker)) == 1
 
 
-async def test_a_servers_own_idle_time_overrides_the_gateways(live_gateway, make_setup):
+async def test_a_servers_own_idle_time_overrides_the_gateways(live_gateway, amake_setup):
     brief, plain = uuid.uuid4().hex, uuid.uuid4().hex
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    setup.fixture_server(toolbox, "brief", "--prefix", brief, idle_timeout=30)
-    setup.fixture_server(toolbox, "plain", "--prefix", plain, position=1)
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await setup.afixture_server(toolbox, "brief", "--prefix", brief, idle_timeout=30)
+    await setup.afixture_server(toolbox, "plain", "--prefix", plain, position=1)
     pool = live_gateway.gateway.pool
     assert pool.idle_seconds > 60
     async with live_gateway.session(setup.key) as session:
@@ -158,14 +173,15 @@ async def test_a_servers_own_idle_time_overrides_the_gateways(live_gateway, make
 
 
 async def test_a_killed_server_fails_calls_in_flight_at_once_then_respawns(
-    live_gateway, make_setup
+    live_gateway, amake_setup
 ):
     import os
     import signal
 
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "victim", "--prefix", marker, timeout=600)
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "victim", "--prefix", marker, timeout=600)
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         [pid] = processes_with(marker)
@@ -193,12 +209,9 @@ async def test_a_killed_server_fails_calls_in_flight_at_once_then_respawns(
         assert text_of(again) == f"{marker}!"
 
 
-async def test_a_remote_server_that_drops_mid_call(live_gateway, make_setup):
+async def test_a_remote_server_that_drops_mid_call(live_gateway, amake_setup):
     import subprocess
     import sys
-
-    from tests.e2e.gateway_process import free_port, listening
-    from tests.e2e.test_remote_servers import SERVERS
 
     port = free_port()
     command = [sys.executable, str(SERVERS / "http_fixture.py"), "--port", str(port)]
@@ -210,8 +223,8 @@ async def test_a_remote_server_that_drops_mid_call(live_gateway, make_setup):
 
     remote = start()
     try:
-        setup = make_setup()
-        setup.toolbox("dev").servers.create(
+        setup = await amake_setup()
+        await (await setup.atoolbox("dev")).servers.acreate(
             name="remote", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp"
         )
         async with live_gateway.session(setup.key) as session:
@@ -245,13 +258,15 @@ async def test_a_remote_server_that_drops_mid_call(live_gateway, make_setup):
         remote.wait(timeout=10)
 
 
-async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(live_gateway, make_setup):
+async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(
+    live_gateway, amake_setup
+):
     import os
     import signal
 
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "fragile", "--prefix", marker)
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "fragile", "--prefix", marker)
     pool = live_gateway.gateway.pool
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
@@ -268,12 +283,14 @@ async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(live_g
 
 
 async def test_a_client_that_cancels_its_call_cancels_the_downstream_call(
-    live_gateway, make_setup, tmp_path
+    live_gateway, amake_setup, tmp_path
 ):
     marker = tmp_path / "cancelled"
     started = tmp_path / "cancelled.started"
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "waiter")
+    setup = await amake_setup()
+    await setup.afixture_server(
+        await setup.atoolbox("dev"), "waiter", mounts=sandbox_writable(tmp_path, setup)
+    )
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         call = use("dev", "waiter", "wait_cancel", {"marker": str(marker)})

@@ -26,9 +26,9 @@ def acme(make_setup):
     return setup
 
 
-async def test_initialize_instructions_list_the_tenants_toolboxes(live_gateway, acme, make_setup):
-    other = make_setup("other")
-    other.toolbox("secret", "Another tenant's toolbox")
+async def test_initialize_instructions_list_the_tenants_toolboxes(live_gateway, acme, amake_setup):
+    other = await amake_setup("other")
+    await other.atoolbox("secret", "Another tenant's toolbox")
     async with live_gateway.session(acme.key) as session:
         result = session.initialize_result
         assert result.protocol_version == "2025-11-25"
@@ -41,19 +41,19 @@ async def test_discover_instructions_for_2026_clients(live_gateway, acme):
         assert client.instructions == EXPECTED_INSTRUCTIONS
 
 
-async def test_instructions_of_a_key_limited_to_some_toolboxes(live_gateway, make_setup):
-    setup = make_setup("scoped")
-    dev = setup.toolbox("dev", "Development environment tools")
-    setup.toolbox("prod", "Production environment tools")
-    setup.api_key.toolboxes.set([dev])
+async def test_instructions_of_a_key_limited_to_some_toolboxes(live_gateway, amake_setup):
+    setup = await amake_setup("scoped")
+    dev = await setup.atoolbox("dev", "Development environment tools")
+    await setup.atoolbox("prod", "Production environment tools")
+    await setup.api_key.toolboxes.aset([dev])
     async with live_gateway.session(setup.key) as session:
         instructions = session.initialize_result.instructions
     assert "**dev** (0 servers): Development environment tools" in instructions
     assert "prod" not in instructions
 
 
-async def test_instructions_with_no_toolboxes(live_gateway, make_setup):
-    setup = make_setup("empty")
+async def test_instructions_with_no_toolboxes(live_gateway, amake_setup):
+    setup = await amake_setup("empty")
     async with live_gateway.session(setup.key) as session:
         instructions = session.initialize_result.instructions
     assert instructions.startswith("## Available Toolboxes\n\nNo toolboxes are available")
@@ -87,8 +87,8 @@ async def test_tools_list_is_exactly_the_two_meta_tools(live_gateway, acme, revi
     assert "open_toolbox" in use_tool.description
 
 
-async def test_no_standalone_stream_is_held_open(live_gateway, make_setup):
-    setup = make_setup()
+async def test_no_standalone_stream_is_held_open(live_gateway, amake_setup):
+    setup = await amake_setup()
     async with httpx2.AsyncClient(timeout=30) as http:
         response = await http.get(
             live_gateway.url,

@@ -3,6 +3,7 @@ malformed HTTP / JSON-RPC requests against a live gateway."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -17,9 +18,9 @@ from mcp_gateway.auth import Caller
 from mcp_gateway.config import KeyRecord, TenantConfig, ToolboxConfig
 from mcp_gateway.metatools import MetaTools
 from mcp_gateway.pool import Pool
-from mcp_gateway.sessions import SessionStore
-from mcp_gateway.store import store_for
-from tests.e2e.helpers import INITIALIZE_PARAMS
+from mcp_gateway.sessions import OpenToolboxes
+from mcp_gateway.store import SharedStore, store_for
+from tests.harness.results import INITIALIZE_PARAMS
 
 KNOWN_PREFIXES = (
     "Invalid parameters: ",
@@ -77,6 +78,13 @@ def caller() -> Caller:
     return Caller(key, tenant)
 
 
+@functools.cache
+def one_store() -> SharedStore:
+    """One store for every example: opening the embedded (on-disk) store costs more than a
+    call, and thousands of examples would spend minutes opening it."""
+    return store_for({})
+
+
 def check(result: types.CallToolResult) -> None:
     assert result.is_error
     text = result.content[0].text
@@ -89,11 +97,18 @@ def check(result: types.CallToolResult) -> None:
 @settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(arguments=arguments)
 def test_generated_arguments_get_clear_errors(db, tool, arguments):
-    sessions = SessionStore(60, store_for({}))
-    metatools = MetaTools(Pool(connect_timeout=1, idle_seconds=60), sessions)
+    open_toolboxes = OpenToolboxes(60, one_store())
+    pool = Pool(
+        connect_timeout=1,
+        idle_seconds=60,
+        max_result_bytes=1024,
+        max_connections=1,
+        tenant_max_connections=1,
+    )
+    metatools = MetaTools(pool, open_toolboxes)
     if tool == "open_toolbox" and arguments == {"toolbox": "empty"}:
         return  # the one valid call: an empty toolbox opens
-    result = anyio.run(getattr(metatools, tool), caller(), None, arguments, backend="asyncio")
+    result = anyio.run(getattr(metatools, tool), caller(), arguments, backend="asyncio")
     check(result)
 
 

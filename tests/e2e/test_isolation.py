@@ -5,15 +5,8 @@ import uuid
 import httpx2
 import pytest
 
-from tests.e2e.helpers import (
-    INITIALIZE_PARAMS,
-    error_of,
-    payload,
-    processes_with,
-    raw_rpc,
-    text_of,
-    use,
-)
+from tests.harness.procs import processes_with
+from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, text_of, use
 
 pytestmark = pytest.mark.anyio
 
@@ -37,10 +30,10 @@ async def test_same_toolbox_name_in_two_tenants(live_gateway, two_tenants):
     assert len(live_gateway.gateway.pool.connections()) == 2
 
 
-async def test_other_tenants_toolboxes_are_not_found(live_gateway, make_setup):
-    acme, beta = make_setup("acme"), make_setup("beta")
-    acme.toolbox("dev")
-    beta.toolbox("secret")
+async def test_other_tenants_toolboxes_are_not_found(live_gateway, amake_setup):
+    acme, beta = await amake_setup("acme"), await amake_setup("beta")
+    await acme.atoolbox("dev")
+    await beta.atoolbox("secret")
     async with live_gateway.session(acme.key) as session:
         result = await session.call_tool("open_toolbox", {"toolbox": "secret"})
     assert error_of(result) == (
@@ -80,12 +73,12 @@ async def raw_call(url: str, key: str, session_id: str, tool: str, arguments: di
     return response.text
 
 
-async def test_sessions_of_one_tenant_share_one_downstream_process(live_gateway, make_setup):
+async def test_sessions_of_one_tenant_share_one_downstream_process(live_gateway, amake_setup):
     import anyio
 
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "shared", "--prefix", marker)
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "shared", "--prefix", marker)
     texts: list[str] = []
 
     async def one_session(index: int) -> None:

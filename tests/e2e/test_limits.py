@@ -1,24 +1,26 @@
 """Connection caps (per process and per tenant) and use_tool rate limits."""
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from mcp_gateway.ratelimit import Limit
-from tests.e2e.helpers import error_of, payload, text_of, use
+from tests.harness.results import error_of, payload, text_of, use
 
 pytestmark = pytest.mark.anyio
 
 
 def two_server_toolbox(setup):
+    """Toolbox `dev` with two fixture servers (sync: await it through sync_to_async)."""
     toolbox = setup.toolbox("dev")
     setup.fixture_server(toolbox, "a", position=0)
     setup.fixture_server(toolbox, "b", position=1)
     return toolbox
 
 
-async def test_tenant_connection_cap(live_gateway, make_setup):
+async def test_tenant_connection_cap(live_gateway, amake_setup):
     live_gateway.gateway.pool.tenant_max_connections = 1
-    setup = make_setup()
-    two_server_toolbox(setup)
+    setup = await amake_setup()
+    await sync_to_async(two_server_toolbox)(setup)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert data["servers_connected"] == 1
@@ -26,31 +28,31 @@ async def test_tenant_connection_cap(live_gateway, make_setup):
     assert line.endswith("this tenant's limit of 1 live server connections is reached")
 
 
-async def test_a_tenants_own_cap_overrides_the_default(live_gateway, make_setup):
+async def test_a_tenants_own_cap_overrides_the_default(live_gateway, amake_setup):
     live_gateway.gateway.pool.tenant_max_connections = 1
-    setup = make_setup()
+    setup = await amake_setup()
     setup.tenant.max_connections = 2
-    setup.tenant.save()
-    two_server_toolbox(setup)
+    await setup.tenant.asave()
+    await sync_to_async(two_server_toolbox)(setup)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert data["servers_connected"] == 2
 
 
-async def test_process_connection_cap(live_gateway, make_setup):
+async def test_process_connection_cap(live_gateway, amake_setup):
     live_gateway.gateway.pool.max_connections = 1
-    setup = make_setup()
-    two_server_toolbox(setup)
+    setup = await amake_setup()
+    await sync_to_async(two_server_toolbox)(setup)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     [line] = data["_errors"]
     assert "the gateway's limit of 1 live server connections is reached" in line
 
 
-async def test_rate_limited_calls_get_a_clear_error_result(live_gateway, make_setup):
+async def test_rate_limited_calls_get_a_clear_error_result(live_gateway, amake_setup):
     live_gateway.gateway.limiter.key = Limit(rate=0.01, burst=2)
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "fixture")
+    setup = await amake_setup()
+    await setup.afixture_server(await setup.atoolbox("dev"), "fixture")
     call = use("dev", "fixture", "echo", {"text": "x"})
     async with live_gateway.session(setup.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))

@@ -14,10 +14,11 @@ import anyio
 import httpx2
 import pytest
 
-from tests.e2e.conftest import FIXTURE_SERVER
-from tests.e2e.gateway_process import Deployment
-from tests.e2e.helpers import INITIALIZE_PARAMS, raw_rpc, use
-from tests.markers import REDIS_URL, requires_redis
+from tests.harness.deployment import Deployment
+from tests.harness.markers import requires_redis
+from tests.harness.paths import FIXTURE_SERVER
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, use
+from tests.harness.services import REDIS_URL
 
 pytestmark = requires_redis
 
@@ -35,7 +36,7 @@ print(ApiKey.issue(tenant)[1])
 def deployment(tmp_path) -> Iterator[Deployment]:
     # A database number of its own, so that runs never see each other's entries.
     deployment = Deployment(tmp_path, cache_url=f"{REDIS_URL}/{random.randint(1, 15)}")
-    deployment.manage("migrate", "-v0")
+    deployment.migrate()
     yield deployment
     deployment.stop_all()
 

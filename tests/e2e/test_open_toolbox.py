@@ -5,7 +5,8 @@ import uuid
 
 import pytest
 
-from tests.e2e.helpers import error_of, payload, processes_with
+from tests.harness.procs import processes_with
+from tests.harness.results import error_of, payload
 
 pytestmark = pytest.mark.anyio
 
@@ -25,15 +26,17 @@ FIXTURE_TOOLS = [
     "big",
     "garbage",
     "wait_cancel",
+    "raise_code",
+    "leak",
 ]
 
 
 async def test_result_lists_downstream_tools_unchanged_with_server_and_toolbox(
-    live_gateway, make_setup
+    live_gateway, amake_setup
 ):
-    setup = make_setup()
-    dev = setup.toolbox("dev", "Development environment tools")
-    setup.fixture_server(dev, "fixture", tool_filters=["echo", "add"])
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev", "Development environment tools")
+    await setup.afixture_server(dev, "fixture", tool_filters=["echo", "add"])
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert data["toolbox"] == "dev"
@@ -58,12 +61,12 @@ async def test_result_lists_downstream_tools_unchanged_with_server_and_toolbox(
     assert add["annotations"] == {"readOnlyHint": True}
 
 
-async def test_servers_in_configured_order_and_same_names_told_apart(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
+async def test_servers_in_configured_order_and_same_names_told_apart(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
     # Created in the opposite order of their positions.
-    setup.fixture_server(dev, "second", "--prefix", "B:", position=2, tool_filters=["echo"])
-    setup.fixture_server(dev, "first", "--prefix", "A:", position=1, tool_filters=["echo"])
+    await setup.afixture_server(dev, "second", "--prefix", "B:", position=2, tool_filters=["echo"])
+    await setup.afixture_server(dev, "first", "--prefix", "A:", position=1, tool_filters=["echo"])
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert [(t["server"], t["name"]) for t in data["tools"]] == [
@@ -88,20 +91,20 @@ async def test_servers_in_configured_order_and_same_names_told_apart(live_gatewa
         ([], []),
     ],
 )
-async def test_tool_filters(live_gateway, make_setup, filters, expected):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "fixture", tool_filters=filters)
+async def test_tool_filters(live_gateway, amake_setup, filters, expected):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "fixture", tool_filters=filters)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert [tool["name"] for tool in data["tools"]] == expected
     assert data["servers_connected"] == 1
 
 
-async def test_follows_downstream_pagination_to_the_end(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "many", "--tools", "230", "--page-size", "25")
+async def test_follows_downstream_pagination_to_the_end(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "many", "--tools", "230", "--page-size", "25")
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     names = [tool["name"] for tool in data["tools"]]
@@ -110,11 +113,11 @@ async def test_follows_downstream_pagination_to_the_end(live_gateway, make_setup
     assert len(set(names)) == len(names)
 
 
-async def test_open_is_idempotent_and_does_not_reconnect(live_gateway, make_setup):
+async def test_open_is_idempotent_and_does_not_reconnect(live_gateway, amake_setup):
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "fixture", "--prefix", marker)
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "fixture", "--prefix", marker)
     async with live_gateway.session(setup.key) as session:
         first = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         pids = processes_with(marker)
@@ -124,9 +127,9 @@ async def test_open_is_idempotent_and_does_not_reconnect(live_gateway, make_setu
     assert first == second
 
 
-async def test_empty_toolbox_opens_with_no_tools(live_gateway, make_setup):
-    setup = make_setup()
-    setup.toolbox("empty", "Nothing yet")
+async def test_empty_toolbox_opens_with_no_tools(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await setup.atoolbox("empty", "Nothing yet")
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "empty"}))
     assert data == {
@@ -137,22 +140,22 @@ async def test_empty_toolbox_opens_with_no_tools(live_gateway, make_setup):
     }
 
 
-async def test_disabled_servers_are_left_out(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "on", tool_filters=["echo"])
-    setup.fixture_server(dev, "off", tool_filters=["echo"], enabled=False)
+async def test_disabled_servers_are_left_out(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "on", tool_filters=["echo"])
+    await setup.afixture_server(dev, "off", tool_filters=["echo"], enabled=False)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert [tool["server"] for tool in data["tools"]] == ["on"]
 
 
-async def test_partial_failure_lists_errors_and_leaves_no_process(live_gateway, make_setup):
+async def test_partial_failure_lists_errors_and_leaves_no_process(live_gateway, amake_setup):
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "good", tool_filters=["echo"], position=1)
-    setup.fixture_server(dev, "database", "--exit-at-start", "--prefix", marker, position=2)
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "good", tool_filters=["echo"], position=1)
+    await setup.afixture_server(dev, "database", "--exit-at-start", "--prefix", marker, position=2)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert data["servers_connected"] == 1
@@ -162,27 +165,26 @@ async def test_partial_failure_lists_errors_and_leaves_no_process(live_gateway, 
     assert processes_with(marker) == []
 
 
-async def test_every_server_failing_is_an_error(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "a", "--exit-at-start", position=1)
-    dev.servers.create(name="b", position=2, command="no-such-command-workbench")
+async def test_every_server_failing_is_an_error(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "a", "--exit-at-start", position=1)
+    await dev.servers.acreate(name="b", position=2, command="no-such-command-workbench")
     async with live_gateway.session(setup.key) as session:
         code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert code == "CONNECTION_FAILED"
-    assert text.startswith(
-        "Error opening toolbox 'dev': Failed to connect to server 'a' in toolbox"
-    )
-    assert text.endswith(
-        "Failed to connect to server 'b' in toolbox 'dev': command not found: "
-        "no-such-command-workbench"
+    assert text == (
+        "Error opening toolbox 'dev': Failed to connect to server 'a' in toolbox 'dev': "
+        "the server exited during start-up\n"
+        "Failed to connect to server 'b' in toolbox 'dev': the command was not found"
     )
 
 
-async def test_unset_environment_reference_names_variable_and_field(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "needs_token", env={"API_TOKEN": "${WORKBENCH_TEST_UNSET_TOKEN}"})
+async def test_unset_environment_reference_names_variable_and_field(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    token = {"API_TOKEN": "${WORKBENCH_TEST_UNSET_TOKEN}"}
+    await setup.afixture_server(dev, "needs_token", env=token)
     async with live_gateway.session(setup.key) as session:
         code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert code == "CONNECTION_FAILED"
@@ -193,19 +195,20 @@ async def test_unset_environment_reference_names_variable_and_field(live_gateway
 
 
 async def test_server_that_never_initializes_is_bounded_by_connect_timeout(
-    live_gateway, make_setup, settings
+    live_gateway, amake_setup, settings
 ):
     marker = uuid.uuid4().hex
     # Long enough for the good server to start on a loaded 2-core machine.
     live_gateway.gateway.pool.connect_timeout = 5.0
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "good", tool_filters=["echo"], position=1)
-    setup.fixture_server(dev, "mute", "--hang-initialize", "--prefix", marker, position=2)
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "good", tool_filters=["echo"], position=1)
+    await setup.afixture_server(dev, "mute", "--hang-initialize", "--prefix", marker, position=2)
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert data["_errors"] == [
-        "Failed to connect to server 'mute' in toolbox 'dev': timed out after 5s while connecting"
+        "Failed to connect to server 'mute' in toolbox 'dev': "
+        "the server did not answer initialize in time"
     ]
     assert data["servers_connected"] == 1
     assert processes_with(marker) == []
@@ -228,18 +231,18 @@ async def test_server_that_never_initializes_is_bounded_by_connect_timeout(
         ({"toolbox": 7}, "Invalid parameters: toolbox must be a string"),
     ],
 )
-async def test_invalid_parameters(live_gateway, make_setup, arguments, text):
-    setup = make_setup()
-    setup.toolbox("dev")
+async def test_invalid_parameters(live_gateway, amake_setup, arguments, text):
+    setup = await amake_setup()
+    await setup.atoolbox("dev")
     async with live_gateway.session(setup.key) as session:
         result = await session.call_tool("open_toolbox", arguments)
     assert error_of(result) == ("INVALID_PARAMETERS", text)
 
 
-async def test_unknown_toolbox_lists_available(live_gateway, make_setup):
-    setup = make_setup()
-    setup.toolbox("prod")
-    setup.toolbox("dev")
+async def test_unknown_toolbox_lists_available(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await setup.atoolbox("prod")
+    await setup.atoolbox("dev")
     async with live_gateway.session(setup.key) as session:
         result = await session.call_tool("open_toolbox", {"toolbox": "invalid"})
     assert error_of(result) == (
@@ -252,18 +255,18 @@ async def test_unknown_toolbox_lists_available(live_gateway, make_setup):
     }
 
 
-async def test_toolbox_names_are_case_sensitive(live_gateway, make_setup):
-    setup = make_setup()
-    setup.toolbox("dev")
+async def test_toolbox_names_are_case_sensitive(live_gateway, amake_setup):
+    setup = await amake_setup()
+    await setup.atoolbox("dev")
     async with live_gateway.session(setup.key) as session:
         result = await session.call_tool("open_toolbox", {"toolbox": "DEV"})
     assert error_of(result)[0] == "TOOLBOX_NOT_FOUND"
 
 
-async def test_works_for_2026_clients(live_gateway, make_setup):
-    setup = make_setup()
-    dev = setup.toolbox("dev")
-    setup.fixture_server(dev, "fixture", tool_filters=["echo"])
+async def test_works_for_2026_clients(live_gateway, amake_setup):
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "fixture", tool_filters=["echo"])
     async with live_gateway.client(setup.key) as client:
         data = payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert [tool["name"] for tool in data["tools"]] == ["echo"]

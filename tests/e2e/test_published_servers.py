@@ -2,14 +2,17 @@
 mcp-server-git, npm's server-memory and server-filesystem (when Node is present)."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
 
-from tests.e2e.helpers import payload, text_of, use
+from tests.harness.results import payload, text_of, use
 
 pytestmark = pytest.mark.anyio
 
@@ -21,20 +24,20 @@ needs_node = pytest.mark.skipif(
 )
 
 
-def add_server(setup, toolbox, name, command, *args, **fields):
-    server = toolbox.servers.create(name=name, command=command, args=list(args), **fields)
-    server.full_clean()
+async def add_server(setup, toolbox, name, command, *args, **fields):
+    server = await toolbox.servers.acreate(name=name, command=command, args=list(args), **fields)
+    await sync_to_async(server.full_clean)()
     return server
 
 
-async def test_time_and_git_from_pypi(live_gateway, make_setup, tmp_path):
+async def test_time_and_git_from_pypi(live_gateway, amake_setup, tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    add_server(setup, toolbox, "time", sys.executable, "-m", "mcp_server_time", position=0)
-    add_server(
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await add_server(setup, toolbox, "time", sys.executable, "-m", "mcp_server_time", position=0)
+    await add_server(
         setup,
         toolbox,
         "git",
@@ -65,19 +68,22 @@ async def test_time_and_git_from_pypi(live_gateway, make_setup, tmp_path):
 
 
 @needs_node
-async def test_memory_and_filesystem_from_npm(live_gateway, make_setup, tmp_path):
+async def test_memory_and_filesystem_from_npm(live_gateway, amake_setup, tmp_path):
     (tmp_path / "hello.txt").write_text("hello from the filesystem server")
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    add_server(
+    setup = await amake_setup()
+    # A writable mount must be writable by the tenant's own uid in the sandbox.
+    os.chown(tmp_path, settings.WORKBENCH_SANDBOX_UID_BASE + setup.tenant.pk, -1)
+    toolbox = await setup.atoolbox("dev")
+    await add_server(
         setup,
         toolbox,
         "memory",
         str(NODE_BIN / "mcp-server-memory"),
         env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")},
+        mounts=[{"path": str(tmp_path), "writable": True}],  # the sandbox shows only this
         position=0,
     )
-    add_server(
+    await add_server(
         setup,
         toolbox,
         "filesystem",

@@ -8,19 +8,19 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import anyio
 import pytest
+from asgiref.sync import sync_to_async
 
-from tests.e2e.conftest import wait_until
-from tests.e2e.gateway_process import free_port, listening
-from tests.e2e.helpers import error_of, payload, text_of, use
+from tests.harness.net import free_port, listening
+from tests.harness.paths import ROOT, SERVERS
+from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.waits import wait_until
 
 pytestmark = pytest.mark.anyio
 
-SERVERS = Path(__file__).resolve().parents[1] / "servers"
-EVERYTHING = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "mcp-server-everything"
+EVERYTHING = ROOT / "tests" / "node_modules" / ".bin" / "mcp-server-everything"
 
 
 def start(command: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -45,18 +45,18 @@ def http_fixture() -> Iterator[int]:
 
 
 async def test_streamable_http_server_with_expanded_headers(
-    live_gateway, make_setup, http_fixture, monkeypatch
+    live_gateway, amake_setup, http_fixture, monkeypatch
 ):
     monkeypatch.setenv("WORKBENCH_TEST_REMOTE_TOKEN", "t0ken")
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    server = toolbox.servers.create(
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    server = await toolbox.servers.acreate(
         name="remote",
         transport="streamable-http",
         url=f"http://127.0.0.1:{http_fixture}/mcp",
         headers={"Authorization": "Bearer ${WORKBENCH_TEST_REMOTE_TOKEN}", "X-Team": "blue"},
     )
-    server.full_clean()
+    await sync_to_async(server.full_clean)()
     async with live_gateway.session(setup.key) as session:
         data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         assert data["tools"][0]["description"] == "R:Echo the text back"
@@ -68,17 +68,18 @@ async def test_streamable_http_server_with_expanded_headers(
     assert headers["x-team"] == "blue"
 
 
-async def test_refused_connection_is_a_clear_open_error(live_gateway, make_setup):
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    toolbox.servers.create(
+async def test_refused_connection_is_a_clear_open_error(live_gateway, amake_setup):
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await toolbox.servers.acreate(
         name="gone", transport="streamable-http", url=f"http://127.0.0.1:{free_port()}/mcp"
     )
     async with live_gateway.session(setup.key) as session:
         code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert code == "CONNECTION_FAILED"
-    assert text.startswith(
+    assert text == (
         "Error opening toolbox 'dev': Failed to connect to server 'gone' in toolbox 'dev': "
+        "the server could not be reached"
     )
 
 
@@ -92,14 +93,14 @@ async def test_refused_connection_is_a_clear_open_error(live_gateway, make_setup
     [("sse", "sse", "/sse"), ("streamableHttp", "streamable-http", "/mcp")],
 )
 async def test_server_everything_over_remote_transports(
-    live_gateway, make_setup, mode, transport, path
+    live_gateway, amake_setup, mode, transport, path
 ):
     port = free_port()
     process = start([str(EVERYTHING), mode], port, env={**os.environ, "PORT": str(port)})
     try:
-        setup = make_setup()
-        toolbox = setup.toolbox("dev")
-        toolbox.servers.create(
+        setup = await amake_setup()
+        toolbox = await setup.atoolbox("dev")
+        await toolbox.servers.acreate(
             name="everything",
             transport=transport,
             url=f"http://127.0.0.1:{port}{path}",
@@ -162,12 +163,12 @@ def mute_sse_server() -> Iterator[int]:
 
 
 async def test_an_sse_server_that_never_sends_its_endpoint_is_bounded(
-    live_gateway, make_setup, mute_sse_server
+    live_gateway, amake_setup, mute_sse_server
 ):
     live_gateway.gateway.pool.connect_timeout = 2.0
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    toolbox.servers.create(
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await toolbox.servers.acreate(
         name="mute", transport="sse", url=f"http://127.0.0.1:{mute_sse_server}/sse"
     )
     with anyio.fail_after(60):  # the SDK's own SSE read timeout would be 300 s
@@ -176,16 +177,16 @@ async def test_an_sse_server_that_never_sends_its_endpoint_is_bounded(
     assert error_of(result) == (
         "CONNECTION_FAILED",
         "Error opening toolbox 'dev': Failed to connect to server 'mute' in toolbox 'dev': "
-        "timed out after 2s while connecting",
+        "the server could not be reached",
     )
 
 
 async def test_a_remote_answering_5xx_is_a_clear_open_error(
-    live_gateway, make_setup, failing_server
+    live_gateway, amake_setup, failing_server
 ):
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    toolbox.servers.create(
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await toolbox.servers.acreate(
         name="broken", transport="streamable-http", url=f"http://127.0.0.1:{failing_server}/mcp"
     )
     async with live_gateway.session(setup.key) as session:
@@ -194,4 +195,4 @@ async def test_a_remote_answering_5xx_is_a_clear_open_error(
     assert text.startswith(
         "Error opening toolbox 'dev': Failed to connect to server 'broken' in toolbox 'dev': "
     )
-    assert text.endswith("Server returned an error response")
+    assert text.endswith("'broken' in toolbox 'dev': the server could not be reached")

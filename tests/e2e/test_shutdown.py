@@ -11,9 +11,12 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from tests.e2e.conftest import FIXTURE_SERVER, LiveGateway, wait_until
-from tests.e2e.gateway_process import Deployment
-from tests.e2e.helpers import payload, processes_with
+from tests.harness.deployment import Deployment
+from tests.harness.live import LiveGateway
+from tests.harness.paths import FIXTURE_SERVER
+from tests.harness.procs import processes_with
+from tests.harness.results import payload
+from tests.harness.waits import wait_until
 
 SETUP_SCRIPT = """
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
@@ -29,7 +32,7 @@ print(ApiKey.issue(tenant)[1])
 @pytest.fixture
 def deployment(tmp_path) -> Iterator[Deployment]:
     deployment = Deployment(tmp_path)
-    deployment.manage("migrate", "-v0")
+    deployment.migrate()
     yield deployment
     deployment.stop_all()
 

@@ -7,7 +7,8 @@ import anyio
 import mcp_types as types
 import pytest
 
-from tests.e2e.helpers import error_of, payload, processes_with, text_of, use
+from tests.harness.procs import processes_with
+from tests.harness.results import error_of, payload, text_of, use
 
 pytestmark = pytest.mark.anyio
 
@@ -151,15 +152,15 @@ async def test_the_error_table_holds_for_2026_clients(live_gateway, dev):
 
 
 async def test_a_timeout_edited_in_the_admin_applies_to_the_open_connection(
-    live_gateway, make_setup
+    live_gateway, amake_setup
 ):
-    setup = make_setup()
-    server = setup.fixture_server(setup.toolbox("dev"), "slowpoke", timeout=600)
+    setup = await amake_setup()
+    server = await setup.afixture_server(await setup.atoolbox("dev"), "slowpoke", timeout=600)
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         [connection] = live_gateway.gateway.pool.connections()
         server.timeout = 1
-        server.save()
+        await server.asave()
         result = await session.call_tool(
             "use_tool", use("dev", "slowpoke", "slow", {"seconds": 30})
         )
@@ -300,10 +301,10 @@ async def test_filtered_out_tool_cannot_be_called(live_gateway, dev):
     )
 
 
-async def test_timeout(live_gateway, make_setup):
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    setup.fixture_server(toolbox, "slowpoke", timeout=1)
+async def test_timeout(live_gateway, amake_setup):
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await setup.afixture_server(toolbox, "slowpoke", timeout=1)
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         result = await session.call_tool(
@@ -318,11 +319,11 @@ async def test_timeout(live_gateway, make_setup):
     assert text_of(again) == "ok"
 
 
-async def test_crashed_server_gives_downstream_error_then_reconnects(live_gateway, make_setup):
+async def test_crashed_server_gives_downstream_error_then_reconnects(live_gateway, amake_setup):
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    setup.fixture_server(toolbox, "fragile", "--prefix", marker)
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await setup.afixture_server(toolbox, "fragile", "--prefix", marker)
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
         [first_pid] = processes_with(marker)
@@ -338,10 +339,10 @@ async def test_crashed_server_gives_downstream_error_then_reconnects(live_gatewa
     assert second_pid != first_pid
 
 
-async def test_calls_on_one_connection_run_concurrently(live_gateway, make_setup):
-    setup = make_setup()
-    toolbox = setup.toolbox("dev")
-    setup.fixture_server(toolbox, "fixture")
+async def test_calls_on_one_connection_run_concurrently(live_gateway, amake_setup):
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    await setup.afixture_server(toolbox, "fixture")
     results = []
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
@@ -359,15 +360,16 @@ async def test_calls_on_one_connection_run_concurrently(live_gateway, make_setup
     assert [text_of(result) for result in results] == ["slept"] * 10
 
 
-async def test_a_server_that_keeps_crashing_cools_down(live_gateway, make_setup):
+async def test_a_server_that_keeps_crashing_cools_down(live_gateway, amake_setup):
     from mcp_gateway.respawn import RespawnPolicy
 
     live_gateway.gateway.pool.respawn = RespawnPolicy(
         backoff_max=0.2, cooldown=60, failures_before_cooldown=3
     )
     marker = uuid.uuid4().hex
-    setup = make_setup()
-    setup.fixture_server(setup.toolbox("dev"), "fragile", "--crash-on-call", "--prefix", marker)
+    setup = await amake_setup()
+    dev = await setup.atoolbox("dev")
+    await setup.afixture_server(dev, "fragile", "--crash-on-call", "--prefix", marker)
     crash = use("dev", "fragile", "echo", {"text": "x"})
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)

@@ -40,3 +40,27 @@ def test_unclosed_reference_names_the_field(value):
     with pytest.raises(ExpansionError) as error:
         expand(value, "url", ENV)
     assert str(error.value) == "unclosed '${' in url"
+
+
+def test_only_allowed_names_expand_and_never_the_gateways_own():
+    from mcp_gateway.envrefs import ReferenceEnviron, ReferencePolicy
+
+    environ = ReferenceEnviron(
+        {**ENV, "SECRET_KEY": "k", "APP_TOKEN": "t", "FROM_FILE": "f"},
+        ReferencePolicy(["TOKEN", "APP_*", "FROM_*", "SECRET_*"], protected=["FROM_FILE"]),
+    )
+    assert expand("${TOKEN}/${APP_TOKEN}", "url", environ) == "s3cret/t"
+    for name, field in [("HOME", "args[0]"), ("SECRET_KEY", "env.X"), ("FROM_FILE", "url")]:
+        with pytest.raises(ExpansionError) as error:
+            expand(f"${{{name}:-default}}", field, environ)
+        assert str(error.value) == f"environment variable '{name}' is not allowed (in {field})"
+    assert environ["HOME"] == "/home/ada"  # the gateway itself still reads its environment
+
+
+def test_env_file_names(tmp_path):
+    from mcp_gateway.envrefs import env_file_names
+
+    env_file = tmp_path / ".env"
+    env_file.write_text("# comment\nSECRET_KEY=x\nexport DATABASE_URL = y\n  OTHER=z\nnot a line\n")
+    assert env_file_names(env_file) == {"SECRET_KEY", "DATABASE_URL", "OTHER"}
+    assert env_file_names(tmp_path / "missing") == frozenset()

@@ -5,7 +5,8 @@ import uuid
 import anyio
 
 from mcp_gateway.ratelimit import Limit, LocalBuckets, RateLimiter, RedisBuckets
-from tests.markers import REDIS_URL, requires_redis
+from tests.harness.markers import requires_redis
+from tests.harness.services import REDIS_URL
 
 
 def run(coroutine_function, *args):

@@ -1,15 +1,18 @@
 """The shared store reads and writes the very entries Django's cache does, so that the
-admin's processes and the gateway's see each other's (Redis, and local memory)."""
+admin's processes and the gateway's see each other's (the embedded store, Redis, and
+local memory), and the embedded store never evicts."""
 
 import random
 import uuid
 
 import anyio
+from diskcache import DjangoCache
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 
-from mcp_gateway.store import CacheStore, RedisStore, redis_url
-from tests.markers import REDIS_URL, requires_redis
+from mcp_gateway.store import CacheStore, EmbeddedStore, RedisStore, embedded_store, redis_url
+from tests.harness.markers import requires_redis
+from tests.harness.services import REDIS_URL
 
 
 def run(scenario):
@@ -24,8 +27,6 @@ def exercise(django_cache, store) -> None:
         assert await store.get(key) == 42
         await store.set(key, 7, 60)
         assert django_cache.get(key) == 7
-        assert await store.touch(key, 60) is True
-        assert await store.touch(key + ":absent", 60) is False
         assert await store.get(key + ":absent", 0) == 0
         await store.delete_many([key])
         assert django_cache.get(key) is None
@@ -37,6 +38,27 @@ def exercise(django_cache, store) -> None:
 def test_local_memory_store_shares_djangos_entries():
     backend = LocMemCache("workbench-store-test", {})
     exercise(LocMemCache("workbench-store-test", {}), CacheStore(backend))
+
+
+def embedded(directory) -> DjangoCache:
+    params = embedded_store(str(directory))
+    return DjangoCache(params["LOCATION"], params)
+
+
+def test_embedded_store_shares_djangos_entries_across_backends(tmp_path):
+    """Two backends on one directory stand for two processes of one machine."""
+    exercise(embedded(tmp_path), EmbeddedStore(embedded(tmp_path)))
+
+
+def test_embedded_store_keeps_every_entry_past_its_size_limit(tmp_path):
+    """No eviction: one tenant's entries can never push out another's."""
+    params = embedded_store(str(tmp_path))
+    params["OPTIONS"] = {**params["OPTIONS"], "size_limit": 64 * 1024}
+    cache = DjangoCache(str(tmp_path), params)
+    cache.set("wb:open:key:1:dev", 1.0, 3600)
+    for index in range(2000):  # far past 64 KiB
+        cache.set(f"wb:other:{index}", "x" * 100, 3600)
+    assert cache.get("wb:open:key:1:dev") == 1.0
 
 
 @requires_redis

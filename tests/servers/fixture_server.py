@@ -8,8 +8,11 @@ Tools: `echo` (text back), `add` (structured result), `image` (one PNG pixel), `
 (downstream isError), `slow` (sleeps `seconds`), `env` (its environment as JSON), `crash`
 (exits the process), `progress` (reports progress, then answers), `headers` (the HTTP
 headers it was sent, when served remotely by `http_fixture`), `explode` (a JSON-RPC
-error), `shout` (prints to stderr), and `--tools N` more
-named `tool_000`, ... listed `--page-size` at a time.
+error), `shout` (prints to stderr), `raise_code` (a JSON-RPC error of the given `code`
+and `message`), `leak` (prints the values of the env variables `names` to stderr), and
+`--tools N` more named `tool_000`, ... listed `--page-size` at a time, with descriptions
+of `--description-size` bytes. `--leak-env NAME` prints NAME's value to stderr at start
+(before `--exit-at-start`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 PIXEL_PNG = base64.b64encode(
     bytes.fromhex(
@@ -71,12 +75,18 @@ def base_tools(prefix: str) -> list[types.Tool]:
         tool("big", "Return `size` bytes of text"),
         tool("garbage", "Print a non-JSON line on stdout, then answer"),
         tool("wait_cancel", "Create `marker`.started, sleep; when cancelled, create `marker`"),
+        tool("raise_code", "Answer with a JSON-RPC error of `code` and `message`"),
+        tool("leak", "Print the values of the environment variables `names` to stderr"),
     ]
 
 
 def build(args: argparse.Namespace) -> Server[Any]:
     tools = base_tools(args.prefix) + [
-        types.Tool(name=f"tool_{i:03d}", description=f"Generated tool {i}", input_schema=OBJECT)
+        types.Tool(
+            name=f"tool_{i:03d}",
+            description=f"Generated tool {i}".ljust(args.description_size, "."),
+            input_schema=OBJECT,
+        )
         for i in range(args.tools)
     ]
 
@@ -170,6 +180,12 @@ def build(args: argparse.Namespace) -> Server[Any]:
             return text("never")
         if name == "explode":
             raise RuntimeError("kaboom")
+        if name == "raise_code":
+            raise MCPError(int(arguments["code"]), str(arguments["message"]))
+        if name == "leak":
+            for variable in arguments.get("names", []):
+                print(f"{variable}={os.environ.get(variable, '')}", file=sys.stderr, flush=True)
+            return text("leaked")
         if name == "shout":
             line = "x" * int(arguments.get("size", 10))
             for _ in range(int(arguments.get("lines", 1))):
@@ -191,6 +207,8 @@ async def main() -> None:
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--prefix", default="")
+    parser.add_argument("--description-size", type=int, default=0)
+    parser.add_argument("--leak-env", action="append", default=[])
     parser.add_argument("--hang-initialize", action="store_true")
     parser.add_argument("--exit-at-start", action="store_true")
     parser.add_argument("--crash-on-call", action="store_true")
@@ -210,6 +228,8 @@ async def main() -> None:
     if args.garbage_at_start:
         print("Starting fixture server... (a banner on stdout, as some servers print)")
         sys.stdout.flush()
+    for variable in args.leak_env:
+        print(f"token={os.environ.get(variable, '')}", file=sys.stderr, flush=True)
     if args.exit_at_start:
         print("fixture server: exiting at start as asked", file=sys.stderr)
         sys.exit(2)

@@ -22,6 +22,7 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--prefix", default="")
+    parser.add_argument("--description-size", type=int, default=0)
     parser.add_argument("--crash-on-call", action="store_true")
     args = parser.parse_args()
     server = fixture_server.build(args)

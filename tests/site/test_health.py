@@ -12,7 +12,20 @@ def test_healthz(client):
 def test_readyz_checks_database_and_cache(client, db):
     response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": True, "cache": True}}
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": True, "cache": True},
+        "details": {"sandbox": "bwrap"},
+    }
+
+
+def test_readyz_shows_an_unsandboxed_gateway(client, db, settings):
+    settings.WORKBENCH_SANDBOX = "none"
+    response = client.get("/readyz")
+    assert response.status_code == 200  # remote servers, and stdio ones, still work
+    assert response.json()["details"] == {
+        "sandbox": "none: stdio servers run unsandboxed, as the gateway's own user"
+    }
 
 
 def test_readyz_unavailable_when_the_cache_fails(client, db):

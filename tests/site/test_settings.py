@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.keys import TEST_FERNET_KEY
+
 ROOT = Path(__file__).resolve().parents[2]
-FERNET_KEY = "ZmDfcTF7_60GrrY167zsiPd67pEvs0aGOv2oasOM1Pg="
+FERNET_KEY = TEST_FERNET_KEY
 
 
 def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
@@ -46,7 +48,7 @@ def test_debug_runs_with_development_defaults():
     assert done.stdout.split() == [
         "True",
         "django.db.backends.sqlite3",
-        "django.core.cache.backends.locmem.LocMemCache",
+        "diskcache.DjangoCache",
     ]
 
 

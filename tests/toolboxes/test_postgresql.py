@@ -5,7 +5,7 @@ import json
 import pytest
 from django.db import connection
 
-from tests.markers import requires_postgresql
+from tests.harness.markers import requires_postgresql
 from toolboxes.models import Server, Tenant, Toolbox
 
 pytestmark = [requires_postgresql, pytest.mark.django_db]

@@ -1,5 +1,6 @@
 """export_config --tenant <slug> [--output FILE] | --all"""
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,20 @@ class Command(BaseCommand):
             )
         text = dumps(data)
         if options["output"]:
-            Path(options["output"]).write_text(text, encoding="utf-8")
+            write_owner_only(Path(options["output"]), text)
         else:
             self.stdout.write(text, ending="")
+
+
+def write_owner_only(path: Path, text: str) -> None:
+    """Write the file readable by its owner alone (it holds decrypted secrets), from the
+    moment it exists; an existing file is made owner-only before it is written."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            fd = -1
+            file.write(text)
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from toolboxes.models import Server
+from toolboxes.models import CatalogEntry, Server
 
 
 class Command(BaseCommand):
@@ -20,7 +20,10 @@ class Command(BaseCommand):
         with transaction.atomic():
             # Loading decrypts with any configured key; saving encrypts with the first.
             for server in Server.objects.select_for_update():
-                if server.env or server.headers:
-                    server.save(update_fields=["env", "headers"])
+                if server.env or server.headers or server.secret_parameters:
+                    server.save(update_fields=["env", "headers", "secret_parameters"])
                     count += 1
+            for entry in CatalogEntry.objects.select_for_update():  # the catalog's own
+                if entry.env or entry.headers:
+                    entry.save(update_fields=["env", "headers"])
         self.stdout.write(f"Re-encrypted the secrets of {count} server(s).")

@@ -7,6 +7,7 @@ The demo key and admin password exist in plain text only in `.demo-credentials.j
 import json
 import os
 import secrets
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from toolboxes.registry import load_default_catalog
 
 CREDENTIALS_FILE = "demo-credentials.json"
 DEMO_SLUG = "demo"
+DEMO_DATA_DIR = "/var/tmp/workbench-demo"
 GIT_READ_ONLY_TOOLS = ["git_status", "git_log", "git_diff", "git_show", "git_branch"]
 
 
@@ -30,6 +33,12 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", default="8000")
         parser.add_argument(
+            "--data-dir",
+            default=DEMO_DATA_DIR,
+            help="Where the demo's git repository is made: outside the project directory, "
+            "which no sandboxed server may see.",
+        )
+        parser.add_argument(
             "--credentials",
             default=str(Path(settings.BASE_DIR) / f".{CREDENTIALS_FILE}"),
             help="Where the demo key and admin password are kept between runs.",
@@ -39,7 +48,8 @@ class Command(BaseCommand):
         path = Path(options["credentials"])
         saved: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
         with transaction.atomic():
-            tenant = self._demo_tenant()
+            load_default_catalog()  # the shipped catalog entries the operator lacks
+            tenant = self._demo_tenant(self._demo_repository(Path(options["data_dir"])))
             api_key = self._demo_key(tenant, saved.get("api_key", ""))
             password = self._admin_password(saved.get("admin_password", ""))
         saved.update(api_key=api_key, admin_username="admin", admin_password=password)
@@ -47,7 +57,32 @@ class Command(BaseCommand):
         os.chmod(path, 0o600)
         self._print(api_key, password, options["host"], options["port"])
 
-    def _demo_tenant(self) -> Tenant:
+    def _demo_repository(self, data_dir: Path) -> Path:
+        """A small git repository for the git server, made once, readable by everyone
+        (the demo tenant's servers run under a uid of their own)."""
+        repo = data_dir / "repo"
+        if not (repo / ".git").is_dir():
+            repo.mkdir(parents=True, exist_ok=True, mode=0o755)
+            (repo / "README.md").write_text(
+                "# Workbench demo repository\n\nThe demo's git server sees only this.\n"
+            )
+            git = [
+                "git",
+                "-C",
+                str(repo),
+                "-c",
+                "user.name=Workbench",
+                "-c",
+                "user.email=demo@localhost",
+            ]
+            subprocess.run([*git, "init", "-q"], check=True)
+            subprocess.run([*git, "add", "README.md"], check=True)
+            subprocess.run([*git, "commit", "-q", "-m", "Demo repository"], check=True)
+        for path in (data_dir, repo):
+            path.chmod(0o755)
+        return repo
+
+    def _demo_tenant(self, repo: Path) -> Tenant:
         tenant, _ = Tenant.objects.get_or_create(slug=DEMO_SLUG, defaults={"name": "Demo"})
         toolbox, _ = Toolbox.objects.get_or_create(
             tenant=tenant,
@@ -59,16 +94,19 @@ class Command(BaseCommand):
             "time": {"command": python, "args": ["-m", "mcp_server_time"]},
             "git": {
                 "command": python,
-                "args": ["-m", "mcp_server_git", "--repository", str(settings.BASE_DIR)],
+                "args": ["-m", "mcp_server_git", "--repository", str(repo)],
+                "mounts": [{"path": str(repo)}],  # read-only
                 "tool_filters": GIT_READ_ONLY_TOOLS,
             },
         }
         for position, (name, fields) in enumerate(servers.items()):
             server = Server.objects.filter(toolbox=toolbox, name=name).first()
             if server is None:
-                server = Server(toolbox=toolbox, name=name, position=position, **fields)
-                server.full_clean()
-                server.save()
+                server = Server(toolbox=toolbox, name=name, position=position)
+            for field, value in fields.items():  # older demos pointed git at the project
+                setattr(server, field, value)
+            server.full_clean()
+            server.save()
         return tenant
 
     def _demo_key(self, tenant: Tenant, saved_key: str) -> str:

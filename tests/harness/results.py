@@ -1,9 +1,8 @@
-"""Small helpers for reading results and the process table in end-to-end tests."""
+"""Readers of meta-tool results, and raw JSON-RPC for what the SDK client would not send."""
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import mcp_types as types
@@ -41,26 +40,6 @@ def use(toolbox: str, server: str, name: str, arguments: dict[str, Any] | None =
         call["arguments"] = arguments
     return call
 
-
-def processes_with(marker: str) -> list[int]:
-    """PIDs of live processes whose command line contains marker (zombies excluded)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            pids.append(int(entry))
-    return pids
-
-
-# Raw JSON-RPC over HTTP, for what the SDK client would not send (crafted headers, ids).
 
 INITIALIZE_PARAMS = {
     "protocolVersion": "2025-11-25",

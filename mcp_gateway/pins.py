@@ -1,0 +1,73 @@
+"""Pinned tool definitions: which of a server's tools an admin has approved, by hash.
+
+A tool's definition is hashed whole (canonical JSON of name, title, description, input and
+output schema, annotations), so any change to what a model reads about a tool (a "rug
+pull": a description that turns hostile after an admin looked) holds the tool until an admin
+approves the new text. Free of Django: `config` fills `Pins` from the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import mcp_types as types
+
+TRUST_FIRST = "trust-first"
+APPROVE_ALL = "approve-all"
+OFF = "off"
+POLICIES = (TRUST_FIRST, APPROVE_ALL, OFF)
+DEFAULT_POLICY = TRUST_FIRST
+
+
+def definition(tool: types.Tool) -> dict[str, Any]:
+    """The parts of a tool that a client (and its model) sees, as plain JSON."""
+    annotations = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+    )
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+        "annotations": annotations,
+    }
+
+
+def digest(definition: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, no spaces) of a definition."""
+    canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def tool_digest(tool: types.Tool) -> str:
+    return digest(definition(tool))
+
+
+@dataclass(frozen=True, slots=True)
+class Pins:
+    """One server's pinning, as the gateway's snapshot holds it.
+
+    `trusted_fingerprint`: the configuration whose first offer was trusted (trust-first);
+    a server never recorded with its current configuration trusts what it offers now.
+    """
+
+    policy: str = OFF
+    approved: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    trusted_fingerprint: str = ""
+
+    def held(self, tool: types.Tool, fingerprint: str) -> bool:
+        if self.policy == OFF:
+            return False
+        if self.policy == TRUST_FIRST and self.trusted_fingerprint != fingerprint:
+            return False  # the first offer of this configuration: recorded as approved
+        return self.approved.get(tool.name) != tool_digest(tool)
+
+    def held_names(self, tools: Iterable[types.Tool], fingerprint: str) -> set[str]:
+        return {tool.name for tool in tools if self.held(tool, fingerprint)}
+

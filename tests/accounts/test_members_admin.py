@@ -1,0 +1,72 @@
+"""Tenant admins invite, re-role and remove their members in the admin; viewers read."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from accounts.models import Membership
+
+
+def test_tenant_admin_invites_a_new_user_shown_a_one_time_password_once(as_user, acme):
+    client = as_user("acme_admin")
+    response = client.post(
+        reverse("admin:accounts_membership_add"),
+        {"tenant": acme.tenant.pk, "username": "newbie", "role": "viewer"},
+    )
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    [password] = re.findall(r'id="one-time-password">([^<]+)<', response.content.decode())
+    newbie = User.objects.get(username="newbie")
+    assert newbie.is_staff and newbie.check_password(password)
+    changelist = client.get(reverse("admin:accounts_membership_changelist")).content.decode()
+    assert "newbie" in changelist and password not in changelist
+
+
+def test_invite_refuses_another_tenant_and_duplicates(as_user, acme, globex):
+    client = as_user("acme_admin")
+    response = client.post(
+        reverse("admin:accounts_membership_add"),
+        {"tenant": globex.tenant.pk, "username": "spy", "role": "admin"},
+    )
+    assert "Select a valid choice" in response.content.decode()
+    response = client.post(
+        reverse("admin:accounts_membership_add"),
+        {"tenant": acme.tenant.pk, "username": "vic", "role": "admin"},
+    )
+    assert "This user is already a member of this tenant." in response.content.decode()
+    assert not User.objects.filter(username="spy").exists()
+
+
+def test_tenant_admin_changes_a_role_and_removes_a_member(as_user, people, acme):
+    client = as_user("acme_admin")
+    membership = Membership.objects.get(user=people["acme_viewer"])
+    url = reverse("admin:accounts_membership_change", args=[membership.pk])
+    assert client.post(url, {"role": "admin"}).status_code == 302
+    membership.refresh_from_db()
+    assert membership.role == "admin"
+    delete = reverse("admin:accounts_membership_delete", args=[membership.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 302
+    assert not Membership.objects.filter(pk=membership.pk).exists()
+    assert not User.objects.get(username="vic").is_staff
+
+
+def test_viewer_reads_members_but_cannot_invite_or_change(as_user, people):
+    client = as_user("acme_viewer")
+    assert client.get(reverse("admin:accounts_membership_changelist")).status_code == 200
+    assert client.get(reverse("admin:accounts_membership_add")).status_code == 403
+    own = Membership.objects.get(user=people["acme_viewer"])
+    url = reverse("admin:accounts_membership_change", args=[own.pk])
+    assert client.post(url, {"role": "admin"}).status_code == 403
+    own.refresh_from_db()
+    assert own.role == "viewer"
+
+
+def test_members_see_no_user_group_or_login_attempt_admin(as_user):
+    html = as_user("acme_admin").get(reverse("admin:index")).content.decode()
+    assert "Members" in html and "Toolboxes" in html
+    for hidden in ("/admin/auth/user/", "/admin/auth/group/", "/admin/axes/"):
+        assert hidden not in html
+    assert as_user("acme_admin").get("/admin/auth/user/").status_code == 403

@@ -1,0 +1,139 @@
+"""Secrets: masked on every read path, revealed only by a logged action of those who may,
+and dropped when a server moves to a new command, args or URL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from toolboxes.forms import MASK, ServerForm
+
+from .conftest import SECRET
+
+
+@pytest.mark.parametrize("who", ["acme_viewer", "acme_admin", "operator"])
+def test_read_paths_never_show_a_value(as_user, acme, who):
+    client = as_user(who)
+    for url in [
+        reverse("admin:toolboxes_server_change", args=[acme.server.pk]),
+        reverse("admin:toolboxes_server_change", args=[acme.remote.pk]),
+        reverse("admin:toolboxes_toolbox_change", args=[acme.toolbox.pk]),
+        reverse("admin:toolboxes_server_changelist"),
+        reverse("admin:toolboxes_server_history", args=[acme.server.pk]),
+        reverse("admin:toolboxes_tenant_change", args=[acme.tenant.pk]),
+    ]:
+        html = client.get(url).content.decode()
+        assert SECRET not in html, url
+
+
+def test_viewer_lists_show_names_masked(as_user, acme):
+    html = as_user("acme_viewer").get(reverse("admin:toolboxes_server_changelist")).content
+    assert f"TOKEN={MASK}".encode() in html and f"Authorization={MASK}".encode() in html
+
+
+def test_read_only_forms_mask_secret_fields(rf, people, acme):
+    """Wherever a read-only form shows env or headers, it shows names only (the mixin's
+    rule, whatever fields an admin class lists)."""
+    from django.contrib import admin
+
+    from accounts.admin_scope import TenantScoped, masked_display
+    from toolboxes.models import Server, Toolbox
+
+    class RawServerInline(TenantScoped, admin.StackedInline):
+        model = Server
+        form = ServerForm
+        tenant_path = "toolbox__tenant"
+        secret_fields = ("env", "headers")
+        fields = ["name", "env", "headers"]
+
+    inline = RawServerInline(Toolbox, admin.site)
+    request = rf.get("/")
+    for who, masked in [("acme_viewer", True), ("acme_admin", False)]:
+        request.user = people[who]
+        [(_, options)] = inline.get_fieldsets(request, acme.toolbox)
+        expected = ["name", masked_display("env"), masked_display("headers")]
+        assert options["fields"] == (expected if masked else ["name", "env", "headers"])
+        inline.get_formset(request, acme.toolbox)  # builds: the masked columns are read-only
+    assert masked_display("env")(acme.server) == f"TOKEN={MASK}"
+    assert masked_display("headers")(acme.remote) == f"Authorization={MASK}"
+
+
+@pytest.mark.parametrize(("who", "status"), [("acme_admin", 200), ("operator", 200)])
+def test_reveal_is_an_explicit_logged_action(as_user, acme, who, status):
+    client = as_user(who)
+    url = reverse("admin:toolboxes_server_reveal", args=[acme.server.pk])
+    assert SECRET not in client.get(url).content.decode()  # confirmation first
+    response = client.post(url)
+    assert response.status_code == status and SECRET in response.content.decode()
+    history = client.get(reverse("admin:toolboxes_server_history", args=[acme.server.pk]))
+    assert "Revealed secrets" in history.content.decode()
+
+
+def test_viewer_cannot_reveal(as_user, acme):
+    url = reverse("admin:toolboxes_server_reveal", args=[acme.server.pk])
+    assert as_user("acme_viewer").post(url).status_code == 403
+
+
+def form_data(server, **overrides):
+    data = {
+        "toolbox": server.toolbox.pk,
+        "name": server.name,
+        "position": server.position,
+        "transport": server.transport,
+        "enabled": "on",
+        "command": server.command,
+        "cwd": "",
+        "args": json.dumps(server.args),
+        "env": json.dumps({name: MASK for name in server.env}),
+        "url": server.url,
+        "headers": json.dumps({name: MASK for name in server.headers}),
+        "tool_filters": json.dumps(server.tool_filters),
+        "timeout": server.timeout,
+        "mounts": "[]",
+        "network": "on",
+    }
+    data.update(overrides)
+    return data
+
+
+def saved(server, **overrides):
+    form = ServerForm(data=form_data(server, **overrides), instance=server)
+    assert form.is_valid(), form.errors
+    form.save()
+    server.refresh_from_db()
+    return server
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"command": "/bin/sh"}, {"args": json.dumps(["-c", "env"])}],
+)
+def test_new_command_or_args_drop_stored_env_values(acme, change):
+    assert saved(acme.server, **change).env == {}
+
+
+def test_new_command_keeps_values_entered_again(acme):
+    server = saved(acme.server, command="uvx", env=json.dumps({"TOKEN": "typed-again", "NEW": "n"}))
+    assert server.env == {"TOKEN": "typed-again", "NEW": "n"}
+
+
+def test_same_destination_keeps_stored_values(acme):
+    assert saved(acme.server, timeout=9).env == {"TOKEN": SECRET}
+
+
+def test_new_url_drops_stored_headers(acme):
+    server = saved(acme.remote, url="https://attacker.example/mcp")
+    assert server.headers == {}
+    assert saved(acme.remote, timeout=5).headers == {}  # and nothing comes back
+
+
+def test_admin_change_of_command_drops_the_secret(as_user, acme):
+    """Through the admin (an operator's raw server form; tenant admins never see a command)."""
+    client = as_user("operator")
+    url = reverse("admin:toolboxes_server_change", args=[acme.server.pk])
+    response = client.post(url, form_data(acme.server, command="/bin/sh"))
+    assert response.status_code == 302
+    acme.server.refresh_from_db()
+    assert (acme.server.command, acme.server.env) == ("/bin/sh", {})

@@ -1,0 +1,85 @@
+"""What a client opened belongs to its API key: clients that open a session per call
+(the MCP Inspector CLI, LangChain's adapters) and stateless clients see it; another key
+of the same tenant does not, and random session ids create nothing in the store."""
+
+import uuid
+
+import httpx2
+import pytest
+
+from tests.harness.results import error_of, payload, raw_rpc, text_of, use
+
+pytestmark = pytest.mark.anyio
+
+ECHO = use("dev", "fixture", "echo", {"text": "hi"})
+
+
+@pytest.fixture
+def acme(make_setup):
+    setup = make_setup("acme")
+    setup.fixture_server(setup.toolbox("dev"), "fixture")
+    return setup
+
+
+@pytest.fixture
+def second_key(acme):
+    from toolboxes.models import ApiKey
+
+    return ApiKey.issue(acme.tenant, label="second")[1]
+
+
+async def test_a_toolbox_opened_in_one_session_is_open_in_the_next(live_gateway, acme):
+    """The Inspector CLI's flow: each command is a session of its own, ended (DELETE)
+    before the next one starts."""
+    async with live_gateway.session(acme.key) as first:
+        payload(await first.call_tool("open_toolbox", {"toolbox": "dev"}))
+    async with live_gateway.session(acme.key) as second:
+        result = await second.call_tool("use_tool", ECHO)
+    assert text_of(result) == "hi"
+
+
+async def test_a_stateless_client_uses_what_another_client_of_its_key_opened(live_gateway, acme):
+    async with live_gateway.client(acme.key) as opener:
+        payload(await opener.call_tool("open_toolbox", {"toolbox": "dev"}))
+    async with live_gateway.client(acme.key) as user:
+        result = await user.call_tool("use_tool", ECHO)
+    assert text_of(result) == "hi"
+
+
+async def test_another_key_of_the_same_tenant_has_not_opened_it(live_gateway, acme, second_key):
+    async with live_gateway.session(acme.key) as opener:
+        payload(await opener.call_tool("open_toolbox", {"toolbox": "dev"}))
+        async with live_gateway.session(second_key) as other:
+            refused = await other.call_tool("use_tool", ECHO)
+        assert error_of(refused) == (
+            "TOOLBOX_NOT_OPEN",
+            "Error executing tool: Toolbox 'dev' is not open. Call open_toolbox first.",
+        )
+        assert text_of(await opener.call_tool("use_tool", ECHO)) == "hi"
+
+
+def open_entries(live_gateway) -> list[str]:
+    backend = live_gateway.gateway.shared.backend  # the embedded store (diskcache)
+    return [key for key in backend._cache if "wb:open:" in key]
+
+
+async def test_random_session_ids_create_nothing_in_the_store(live_gateway, acme):
+    """One tenant opening with 320 made-up session ids adds one entry: its key's."""
+    call = {"name": "open_toolbox", "arguments": {"toolbox": "dev"}}
+    before = set(open_entries(live_gateway))
+    async with httpx2.AsyncClient(timeout=60) as http:
+        for _ in range(320):
+            answer = await raw_rpc(
+                http,
+                live_gateway.url,
+                "tools/call",
+                call,
+                key=acme.key,
+                session_id=uuid.uuid4().hex,
+            )
+            # Opened, or refused by the open rate limit: neither creates an entry.
+            assert '\\"servers_connected\\": 1' in answer.text or "RATE_LIMITED" in answer.text
+    after = set(open_entries(live_gateway))
+    mine = f":1:wb:open:key:{acme.api_key.pk}:dev"
+    assert mine in after
+    assert after - before <= {mine}

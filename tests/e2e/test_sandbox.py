@@ -1,0 +1,176 @@
+"""The stdio sandbox, end to end through /mcp: a hostile server in tenant A tries every
+escape while tenant B's server keeps answering; limits stop a server with a reason that
+names them; a gateway without bubblewrap says so."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import uuid
+from dataclasses import replace
+from io import StringIO
+from pathlib import Path
+
+import anyio
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from mcp_gateway import sandbox
+from tests.harness.live import TenantSetup
+from tests.harness.procs import processes_with
+from tests.harness.results import error_of, payload, text_of, use
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
+PROJECT = Path(settings.BASE_DIR)
+MEMORY_MB = 128
+PROCESSES = 40
+CPU_SECONDS = 4  # enough to start (imports), not to spin for long
+
+
+def hostile(setup: TenantSetup, **fields: object) -> None:
+    toolbox = setup.toolbox("evil")
+    server = toolbox.servers.create(
+        name="hostile", command=sys.executable, args=[HOSTILE], **fields
+    )
+    server.full_clean()
+
+
+@pytest.fixture
+def tenants(make_setup):
+    """Tenant A with the hostile server (network off, small limits); tenant B with a
+    plain server holding a secret in its env."""
+    marker, secret = uuid.uuid4().hex, uuid.uuid4().hex
+    a = make_setup("tenant-a")
+    hostile(a, network=False, memory_limit_mb=MEMORY_MB, process_limit=PROCESSES)
+    b = make_setup("tenant-b")
+    b.fixture_server(b.toolbox("dev"), "plain", "--prefix", marker, env={"SECRET": secret})
+    return a, b, marker, secret
+
+
+async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
+    live_gateway, tenants
+):
+    a, b, marker, secret = tenants
+    port = int(live_gateway.url.split(":")[2].split("/")[0])
+    async with live_gateway.session(b.key) as b_session, live_gateway.session(a.key) as evil:
+        payload(await b_session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        shown = await b_session.call_tool("use_tool", use("dev", "plain", "env"))
+        assert json.loads(text_of(shown))["SECRET"] == secret  # the secret is there to steal
+        [victim] = processes_with(marker)
+        payload(await evil.call_tool("open_toolbox", {"toolbox": "evil"}))
+        who = json.loads(
+            text_of(await evil.call_tool("use_tool", use("evil", "hostile", "whoami")))
+        )
+        assert who["uid"] == settings.WORKBENCH_SANDBOX_UID_BASE + a.tenant.pk
+        assert who["home"] == sandbox.HOME
+
+        files = [str(PROJECT / name) for name in (".env", "workbench.sqlite3", "manage.py")]
+        files += [settings.WORKBENCH_STORE_DIR, "/etc/shadow"]
+        assert (PROJECT / "manage.py").exists()  # readable on the host, so a read would show
+        arguments = {
+            "victim_pid": victim,
+            "secret": secret,
+            "files": files,
+            "project_dir": str(PROJECT),
+            "project_entries": ["manage.py", "workbench_site", "toolboxes", ".env", ".git"],
+            "write_targets": ["/", "/etc", "/usr", str(Path(sys.executable).parent), str(PROJECT)],
+            "gateway_port": port,
+            "memory_mb": MEMORY_MB,
+            "forks": 10_000,
+        }
+        b_answers: list[str] = []
+        report: dict = {}
+
+        async def neighbour() -> None:
+            while not report:
+                result = await b_session.call_tool(
+                    "use_tool", use("dev", "plain", "echo", {"text": "still here"})
+                )
+                b_answers.append(text_of(result))
+
+        async def attack() -> None:
+            result = await evil.call_tool("use_tool", use("evil", "hostile", "escape", arguments))
+            report.update(json.loads(text_of(result)))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(neighbour)
+            group.start_soon(attack)
+
+    print(json.dumps(report, indent=1))  # the evidence, with -s
+    escaped = {name: found for name, found in report.items() if found["escaped"]}
+    assert set(escaped) == {"control_own_home_and_tmp"}, json.dumps(report, indent=1)
+    assert "Resource temporarily unavailable" in report["fork"]["detail"]
+    assert "MemoryError" in report["allocate"]["detail"]
+    assert b_answers and all(answer.endswith("still here") for answer in b_answers)
+    assert processes_with(marker) == [victim]  # not signalled, still the same process
+
+
+@pytest.fixture
+def burner(make_setup):
+    setup = make_setup("burner")
+    hostile(setup, cpu_limit_seconds=CPU_SECONDS)
+    return setup
+
+
+async def test_a_server_stopped_by_its_cpu_limit_gets_a_reason_naming_it(live_gateway, burner):
+    async with live_gateway.session(burner.key) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "evil"}))
+        result = await session.call_tool("use_tool", use("evil", "hostile", "burn"))
+    code, text = error_of(result)
+    assert code == "DOWNSTREAM_ERROR"
+    assert text.endswith(f"the server was stopped by its CPU time limit ({CPU_SECONDS} s)")
+
+
+@pytest.fixture
+def stdio_setup(make_setup):
+    setup = make_setup("nobwrap")
+    setup.fixture_server(setup.toolbox("dev"), "plain")
+    return setup
+
+
+async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gateway, stdio_setup):
+    configured = sandbox.active_policy()
+    sandbox.configure(replace(configured, bwrap="/nonexistent/bwrap"))
+    try:
+        async with live_gateway.session(stdio_setup.key) as session:
+            result = await session.call_tool("open_toolbox", {"toolbox": "dev"})
+    finally:
+        sandbox.configure(configured)
+    code, text = error_of(result)
+    assert code == "CONNECTION_FAILED"
+    assert "the sandbox could not start: bubblewrap (/nonexistent/bwrap) is not installed" in text
+    assert "apt-get install bubblewrap" in text
+
+
+@pytest.fixture
+def demo(transactional_db, tmp_path):
+    """`make run`'s demo, its repository made outside the project directory."""
+    out = StringIO()
+    call_command(
+        "setup_demo",
+        "--data-dir",
+        str(tmp_path / "demo"),
+        "--credentials",
+        str(tmp_path / "credentials.json"),
+        stdout=out,
+    )
+    return re.search(r"Demo API key: (\S+)", out.getvalue()).group(1), tmp_path / "demo" / "repo"
+
+
+async def test_the_demo_toolbox_works_in_the_sandbox(live_gateway, demo):
+    key, repo = demo
+    async with live_gateway.session(key) as session:
+        opened = payload(await session.call_tool("open_toolbox", {"toolbox": "demo"}))
+        assert opened["servers_connected"] == 2
+        now = await session.call_tool(
+            "use_tool", use("demo", "time", "get_current_time", {"timezone": "Etc/UTC"})
+        )
+        assert now.structured_content["timezone"] == "Etc/UTC"
+        log = await session.call_tool(
+            "use_tool", use("demo", "git", "git_log", {"repo_path": str(repo)})
+        )
+        assert "Demo repository" in text_of(log)

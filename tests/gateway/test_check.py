@@ -1,0 +1,32 @@
+"""check_server: the gateway's connect path, run once for an admin: tools or a failure."""
+
+import sys
+
+from mcp_gateway.check import check_server_sync
+from mcp_gateway.config import ServerConfig
+from tests.harness.paths import SHIFTING_SERVER
+
+
+def test_a_server_that_connects_lists_its_tools(tmp_path):
+    (tmp_path / "d.txt").write_text("Delete nothing")
+    server = ServerConfig(
+        "fs", "stdio", command=sys.executable, args=(SHIFTING_SERVER, str(tmp_path / "d.txt"))
+    )
+    result = check_server_sync(server, "acme/dev/fs")
+    assert result.ok and result.reason == ""
+    assert [tool["name"] for tool in result.tools] == ["echo", "delete_all", "exit"]
+    assert result.tools[1]["description"] == "Delete nothing"
+
+
+def test_a_failing_server_gives_the_classified_reason_and_its_stderr_tail():
+    server = ServerConfig(
+        "broken",
+        "stdio",
+        command=sys.executable,
+        args=("-c", "import sys; print('no config file here', file=sys.stderr); sys.exit(2)"),
+    )
+    result = check_server_sync(server, "acme/dev/broken", connect_timeout=20)
+    assert not result.ok and result.tools == []
+    assert result.reason == "the server exited during start-up"
+    assert result.incident
+    assert "no config file here" in "\n".join(result.stderr_tail)

@@ -1,0 +1,115 @@
+"""Gateways as real processes (`uvicorn workbench_site.asgi:application`), for tests of
+shutdown and of several processes sharing one database and one store, and for the
+benchmarks. Free of Django imports: the processes configure themselves."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.harness.keys import TEST_FERNET_KEY
+from tests.harness.net import free_port, listening
+from tests.harness.paths import ROOT
+from tests.harness.procs import kill_tree
+from tests.harness.waits import wait_until
+
+# Never handed to a gateway process: it would hide a blocking ORM call on the event loop.
+ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
+START_TIMEOUT = 30.0
+DATABASE = "gateway.sqlite3"
+# A migrated database per process (per xdist worker), copied by each deployment: a
+# migration costs seconds, a copy milliseconds.
+_migrated: dict[int, Path] = {}
+
+
+def process_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for a child gateway or command: without the test
+    database URL (the child configures its own) and without the async-safety opt-out."""
+    env = {**os.environ, **(extra or {})}
+    for name in ("TEST_DATABASE_URL", ASYNC_UNSAFE):
+        env.pop(name, None)
+    return env
+
+
+@dataclass
+class Deployment:
+    """One database (SQLite file), one cache and one store directory, shared by the
+    processes started from it and by nothing else (each test, each xdist worker, its own)."""
+
+    workdir: Path
+    cache_url: str = ""  # empty: the product's default, the embedded store in workdir/store
+    env_extra: dict[str, str] = field(default_factory=dict)
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return process_env(
+            {
+                "DEBUG": "true",
+                "DATABASE_URL": f"sqlite:///{self.workdir / DATABASE}",
+                "CACHE_URL": self.cache_url,
+                "WORKBENCH_STORE_DIR": str(self.workdir / "store"),
+                "SECRET_KEY": "process-test",
+                "ENCRYPTION_KEYS": TEST_FERNET_KEY,
+                "DJANGO_SETTINGS_MODULE": "workbench_site.settings",
+                **self.env_extra,
+            }
+        )
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            env=self.env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def migrate(self) -> None:
+        """The deployment's database, migrated (a copy of this process's template)."""
+        template = _migrated.get(os.getpid())
+        if template is None or not template.exists():
+            first = Deployment(Path(tempfile.mkdtemp(prefix="wb-migrated-")))
+            first.manage("migrate", "-v0")
+            atexit.register(shutil.rmtree, first.workdir, ignore_errors=True)
+            template = _migrated[os.getpid()] = first.workdir / DATABASE
+        shutil.copyfile(template, self.workdir / DATABASE)
+
+    def shell(self, script: str) -> str:
+        return self.manage("shell", "-c", script)
+
+    def start_gateway(
+        self, name: str = "gateway", *options: str
+    ) -> tuple[subprocess.Popen[bytes], str, Path]:
+        port = free_port()
+        log = self.workdir / f"{name}.log"
+        command = [sys.executable, "-m", "uvicorn", "workbench_site.asgi:application"]
+        process = subprocess.Popen(
+            [*command, "--port", str(port), *options],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("wb"),
+        )
+        self.processes.append(process)
+        wait_until(
+            lambda: listening(port) or process.poll() is not None,
+            START_TIMEOUT,
+            f"{name} to listen",
+        )
+        assert process.poll() is None, log.read_text()
+        return process, f"http://127.0.0.1:{port}/mcp", log
+
+    def stop_all(self) -> None:
+        """Kill every process started here, with its workers and downstream servers."""
+        for process in self.processes:
+            kill_tree(process)

@@ -1,0 +1,8 @@
+"""Where things are: the repository and the test servers."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVERS = ROOT / "tests" / "servers"
+FIXTURE_SERVER = str(SERVERS / "fixture_server.py")
+SHIFTING_SERVER = str(SERVERS / "shifting_server.py")

@@ -1,0 +1,207 @@
+"""A stdio MCP server that tries to escape its sandbox, and says what it found.
+
+    python tests/servers/hostile_server.py
+
+Tools: `escape` (every attempt below, as JSON: {attempt: {"escaped": bool, "detail": str}}),
+`burn` (spins the CPU until a limit stops it), `whoami` (uid, pid, HOME).
+
+`escape` arguments: `victim_pid` (tenant B's server, as the host numbers it), `secret`
+(a value from tenant B's env), `files` (the gateway's files to read: env file, database,
+...), `project_dir` and `project_entries` (names in it that must stay invisible),
+`gateway_port` (to reach over the network), `memory_mb` (its memory limit), `forks`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+
+def attempt(escaped: bool, detail: str) -> dict[str, Any]:
+    return {"escaped": escaped, "detail": detail[:300]}
+
+
+def read_environs(victim_pid: int, secret: str) -> dict[str, Any]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if secret.encode() in handle.read():
+                        found.append(entry)
+            except OSError:
+                pass
+    try:
+        with open(f"/proc/{victim_pid}/environ", "rb") as handle:
+            data = handle.read()
+        direct = attempt(secret.encode() in data, f"read {len(data)} bytes of {victim_pid}")
+    except OSError as exc:
+        direct = attempt(False, f"/proc/{victim_pid}/environ: {exc}")
+    if found:
+        return attempt(True, f"secret in /proc/{found}/environ")
+    return direct
+
+
+def list_and_signal(victim_pid: int) -> dict[str, Any]:
+    pids = sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit())
+    mine = {os.getpid(), os.getppid()}
+    try:
+        os.kill(victim_pid, signal.SIGTERM)
+        signalled = f"SIGTERM sent to {victim_pid}"
+        killed = True
+    except OSError as exc:
+        signalled = f"kill({victim_pid}): {exc}"
+        killed = False
+    # Outside its sandbox it would see the gateway and other tenants: hundreds of pids.
+    others = [pid for pid in pids if pid not in mine]
+    return attempt(
+        killed or len(pids) > 10, f"sees pids {pids[:20]} (others {others}); {signalled}"
+    )
+
+
+def read_files(files: list[str]) -> dict[str, Any]:
+    details = []
+    escaped = False
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                handle.read(64)
+            escaped = True
+            details.append(f"{path}: READ")
+        except OSError as exc:
+            details.append(f"{path}: {exc.strerror}")
+    return attempt(escaped, "; ".join(details))
+
+
+def list_project(project_dir: str, entries: list[str]) -> dict[str, Any]:
+    try:
+        seen = os.listdir(project_dir)
+    except OSError as exc:
+        return attempt(False, f"{project_dir}: {exc.strerror}")
+    leaked = sorted(set(seen) & set(entries))
+    return attempt(bool(leaked), f"sees {sorted(seen)}; of the project's own: {leaked}")
+
+
+def write_outside(targets: list[str]) -> dict[str, Any]:
+    details = []
+    escaped = False
+    for directory in targets:
+        path = os.path.join(directory, "hostile-was-here")
+        try:
+            with open(path, "w") as handle:
+                handle.write("x")
+            escaped = True
+            details.append(f"{path}: WRITTEN")
+        except OSError as exc:
+            details.append(f"{path}: {exc.strerror}")
+    return attempt(escaped, "; ".join(details))
+
+
+def fork_many(count: int) -> dict[str, Any]:
+    """Start `count` children that wait on a pipe; all leave when it closes."""
+    read_end, write_end = os.pipe()
+    started = 0
+    error = ""
+    try:
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                os.close(write_end)
+                os.read(read_end, 1)
+                os._exit(0)
+            started += 1
+    except OSError as exc:
+        error = exc.strerror or str(exc)
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+        for _ in range(started):
+            try:
+                os.wait()
+            except ChildProcessError:
+                break
+    return attempt(started >= count, f"started {started} of {count}; then: {error}")
+
+
+def allocate(memory_mb: int) -> dict[str, Any]:
+    size = (memory_mb + 64) * 1024 * 1024
+    try:
+        block = bytearray(size)
+        block[-1] = 1
+    except MemoryError:
+        return attempt(False, f"MemoryError allocating {size} bytes")
+    return attempt(True, f"allocated {size} bytes")
+
+
+def open_socket(port: int) -> dict[str, Any]:
+    details = []
+    escaped = False
+    for host, target_port in (("127.0.0.1", port), ("1.1.1.1", 53)):
+        try:
+            with socket.create_connection((host, target_port), timeout=3):
+                escaped = True
+                details.append(f"{host}:{target_port}: CONNECTED")
+        except OSError as exc:
+            details.append(f"{host}:{target_port}: {exc.strerror or exc}")
+    return attempt(escaped, "; ".join(details))
+
+
+def escape(arguments: dict[str, Any]) -> dict[str, Any]:
+    victim = int(arguments["victim_pid"])
+    home = os.environ.get("HOME", "/nonexistent")
+    writable_here = write_outside([home, "/tmp"])  # the control: its own places
+    return {
+        "read_environ": read_environs(victim, arguments["secret"]),
+        "list_and_signal": list_and_signal(victim),
+        "read_gateway_files": read_files(arguments["files"]),
+        "list_project": list_project(arguments["project_dir"], arguments["project_entries"]),
+        "write_outside_home": write_outside(arguments["write_targets"]),
+        "fork": fork_many(int(arguments.get("forks", 10_000))),
+        "allocate": allocate(int(arguments["memory_mb"])),
+        "network": open_socket(int(arguments["gateway_port"])),
+        "control_own_home_and_tmp": writable_here,
+    }
+
+
+def build() -> Server:
+    async def list_tools(ctx: ServerRequestContext, params: Any) -> types.ListToolsResult:
+        schema: dict[str, Any] = {"type": "object"}
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name="escape", description="Try every escape", input_schema=schema),
+                types.Tool(name="burn", description="Spin the CPU", input_schema=schema),
+                types.Tool(name="whoami", description="uid, pid, HOME", input_schema=schema),
+            ]
+        )
+
+    async def call_tool(ctx: ServerRequestContext, params: Any) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        if params.name == "escape":
+            report: Any = await anyio.to_thread.run_sync(escape, arguments)
+        elif params.name == "burn":
+            while True:  # until SIGXCPU
+                pass
+        else:
+            report = {"uid": os.getuid(), "pid": os.getpid(), "home": os.environ.get("HOME")}
+        text = json.dumps(report)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    return Server("hostile", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main() -> None:
+    server = build()
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,26 @@
+"""export_catalog [--output FILE]"""
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from toolboxes.config_format import dumps
+from toolboxes.registry import export_catalog
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the catalog as JSON (env and header values decrypted: keep the file safe); "
+        "import_catalog reads it back."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--output", "-o", help="Write to this file instead of stdout.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        text = dumps(export_catalog())
+        if options["output"]:
+            Path(options["output"]).write_text(text, encoding="utf-8")
+        else:
+            self.stdout.write(text, ending="")

@@ -1,0 +1,180 @@
+"""Pinned tool definitions in the database: what each server offers, what an admin approved.
+
+One `ToolPin` per tool a server has offered: the approved definition and its hash, and the
+definition offered last (held while the two hashes differ). `PinState` remembers which
+configuration of the server was trusted first (policy trust-first), so an admin's own edit
+of a server (a new command, say) is trusted again once, while a server that changes its
+tools by itself is held. The rules the gateway applies are in `mcp_gateway.pins`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from mcp_gateway.pins import TRUST_FIRST, digest
+from toolboxes import versions
+from toolboxes.models import Server
+
+
+class ToolPin(models.Model):
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tool_pins")
+    name = models.CharField(max_length=200)
+    approved_hash = models.CharField(max_length=64, blank=True)
+    approved_definition = models.JSONField(null=True, blank=True)
+    offered_hash = models.CharField(max_length=64)
+    offered_definition = models.JSONField()
+    rejected_hash = models.CharField(
+        max_length=64, blank=True, help_text="The offered definition an admin rejected."
+    )
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    offered_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["server", "name"]
+        verbose_name = "tool definition"
+        constraints = [
+            models.UniqueConstraint(fields=["server", "name"], name="tool_pin_unique_per_server")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server.toolbox}/{self.server.name}: {self.name}"
+
+    @property
+    def status(self) -> str:
+        if self.offered_hash == self.approved_hash:
+            return "approved"
+        if self.offered_hash == self.rejected_hash:
+            return "rejected"
+        return "held: changed" if self.approved_hash else "held: new"
+
+    @property
+    def is_held(self) -> bool:
+        return self.offered_hash != self.approved_hash
+
+    def diff(self) -> str:
+        """A unified diff of the approved definition against the offered one."""
+        return "\n".join(
+            difflib.unified_diff(
+                _lines(self.approved_definition),
+                _lines(self.offered_definition),
+                "approved",
+                "offered",
+                lineterm="",
+            )
+        )
+
+
+class PinState(models.Model):
+    server = models.OneToOneField(Server, on_delete=models.CASCADE, related_name="pin_state")
+    trusted_fingerprint = models.CharField(max_length=64, blank=True)
+    trusted_at = models.DateTimeField(null=True, blank=True)
+
+
+def _lines(definition: Any) -> list[str]:
+    if definition is None:
+        return []
+    return json.dumps(definition, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def held(queryset: models.QuerySet[ToolPin] | None = None) -> models.QuerySet[ToolPin]:
+    """Pins whose offered definition is not the approved one (rejected ones included)."""
+    queryset = ToolPin.objects.all() if queryset is None else queryset
+    return queryset.exclude(offered_hash=models.F("approved_hash"))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerPins:
+    """What the gateway's snapshot needs of one server."""
+
+    approved: dict[str, str]
+    trusted_fingerprint: str
+
+
+def snapshot(server_ids: Iterable[int]) -> dict[int, ServerPins]:
+    """Approved hashes and trusted fingerprint per server, in two queries."""
+    ids = list(server_ids)
+    approved: dict[int, dict[str, str]] = {server_id: {} for server_id in ids}
+    rows = ToolPin.objects.filter(server_id__in=ids).exclude(approved_hash="")
+    for server_id, name, approved_hash in rows.values_list("server_id", "name", "approved_hash"):
+        approved[server_id][name] = approved_hash
+    trusted = dict(
+        PinState.objects.filter(server_id__in=ids).values_list("server_id", "trusted_fingerprint")
+    )
+    return {sid: ServerPins(approved[sid], trusted.get(sid, "")) for sid in ids}
+
+
+def record_offer(
+    server: Server, fingerprint: str, definitions: Iterable[Mapping[str, Any]]
+) -> bool:
+    """Record what a server offers now (a gateway connect or an admin's check).
+
+    trust-first and a configuration not yet trusted: everything offered is approved, and
+    tools no longer offered are forgotten. Otherwise new or changed tools are recorded as
+    held. Returns whether the gateway's snapshot must change (and bumps the version then).
+    """
+    offered = {item["name"]: (dict(item), digest(item)) for item in definitions}
+    now = timezone.now()
+    with transaction.atomic():
+        state, _ = PinState.objects.select_for_update().get_or_create(server=server)
+        pins = {pin.name: pin for pin in ToolPin.objects.filter(server=server)}
+        trust = server.pinning == TRUST_FIRST and state.trusted_fingerprint != fingerprint
+        changed = trust
+        for name, (definition, offered_hash) in offered.items():
+            pin = pins.get(name) or ToolPin(server=server, name=name)
+            if pin.pk and pin.offered_hash == offered_hash and not trust:
+                continue
+            pin.offered_hash, pin.offered_definition, pin.offered_at = offered_hash, definition, now
+            if trust:
+                pin.approved_hash, pin.approved_definition, pin.decided_at = (
+                    offered_hash,
+                    definition,
+                    now,
+                )
+            pin.save()
+        if trust:
+            ToolPin.objects.filter(server=server).exclude(name__in=offered).delete()
+            state.trusted_fingerprint, state.trusted_at = fingerprint, now
+            state.save()
+        if changed:
+            tenant_id = server.toolbox.tenant_id
+            transaction.on_commit(lambda: versions.bump(tenant_id))
+    return changed
+
+
+def approve(pins: Iterable[ToolPin]) -> int:
+    """Approve what each pin's server offers now; running gateways follow within a second."""
+    return _decide(pins, approve=True)
+
+
+def reject(pins: Iterable[ToolPin]) -> int:
+    """Keep each pin's offered definition out for good (until the server offers another)."""
+    return _decide(pins, approve=False)
+
+
+def _decide(pins: Iterable[ToolPin], *, approve: bool) -> int:
+    count = 0
+    tenants: set[int] = set()
+    now = timezone.now()
+    with transaction.atomic():
+        for pin in pins:
+            if approve:
+                pin.approved_hash = pin.offered_hash
+                pin.approved_definition = pin.offered_definition
+                pin.rejected_hash = ""
+            else:
+                pin.rejected_hash = pin.offered_hash
+            pin.decided_at = now
+            pin.save()
+            tenants.add(pin.server.toolbox.tenant_id)
+            count += 1
+        for tenant_id in tenants:
+            transaction.on_commit(lambda tenant_id=tenant_id: versions.bump(tenant_id))
+    return count
