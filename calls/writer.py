@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from calls.models import CallRecord, PayloadCapture
 from mcp_gateway.failures import Redactor, secret_values
@@ -53,7 +53,8 @@ def _redactor(tenant_id: int, toolbox: str, server: str) -> Redactor:
 
 def save_batch(entries: Sequence[Any]) -> None:
     """Write call log entries (`mcp_gateway.calllog.CallEntry`) in one statement."""
-    close_old_connections()
+    if not connection.in_atomic_block:  # the writer's thread; never a caller's transaction
+        close_old_connections()  # a long-lived thread: drop a connection the server closed
     # A tenant or key deleted since the call: its rows go (tenant) or lose the link (key),
     # rather than failing the whole batch on a foreign key.
     tenant_ids = set(

@@ -465,13 +465,31 @@ def effective_limits(spec: SandboxSpec, policy: SandboxPolicy) -> Limits:
     return spec.limits.over(policy.limits)
 
 
-def exit_reason(returncode: int | None, limits: Limits) -> str | None:
-    """The limit a sandboxed server's exit status shows it was stopped by, if any."""
-    if returncode is None:
+# What runtimes print when an allocation fails past RLIMIT_DATA (Python, Node, C/C++, Go).
+OUT_OF_MEMORY_MARKERS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "heap out of memory",
+    "std::bad_alloc",
+    "out of memory",
+)
+
+
+def exit_reason(
+    returncode: int | None, limits: Limits, last_words: Iterable[str] = ()
+) -> str | None:
+    """The limit a sandboxed server's exit shows it was stopped by, if any: the CPU limit
+    by its signal, the memory limit by what the runtime printed as it died (an allocation
+    past RLIMIT_DATA fails; the runtime then exits or aborts)."""
+    if returncode is None or returncode == 0:
         return None
     signo = returncode - 128 if returncode > 128 else -returncode
     if signo == signal.SIGXCPU and limits.cpu_seconds:
         return f"the server was stopped by its CPU time limit ({limits.cpu_seconds} s)"
+    if limits.memory_mb and any(
+        marker in line for line in last_words for marker in OUT_OF_MEMORY_MARKERS
+    ):
+        return f"the server was stopped by its memory limit ({limits.memory_mb} MiB)"
     return None
 
 

@@ -37,6 +37,7 @@ class StderrPipe:
         self._window_bytes = 0
         self._dropped = 0
         self.last_line = ""
+        self.ended = asyncio.Event()  # the child's end of the pipe closed, and all was read
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(read_fd, self._on_readable)
 
@@ -53,6 +54,7 @@ class StderrPipe:
             os.close(self._read_fd)
             self._read_fd = None
             self._flush(final=True)
+            self.ended.set()
 
     def _drain(self) -> None:
         """Read what the child left in the pipe (its last words explain a failed start)."""

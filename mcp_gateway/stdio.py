@@ -62,6 +62,7 @@ from mcp_gateway.sandbox import (
     exit_reason,
     probe,
 )
+from mcp_gateway.stderr import StderrPipe
 
 logger = logging.getLogger("workbench.downstream")
 
@@ -131,12 +132,19 @@ def _answered(message: SessionMessage, pending: set[Any]) -> None:
 
 
 async def _answer_after_limit(
-    process: Any, limits: Limits, pending: set[Any], read_writer: Any
+    process: Any,
+    limits: Limits,
+    pending: set[Any],
+    read_writer: Any,
+    stderr: StderrPipe | None,
 ) -> None:
     """The server's output ended with calls unanswered: if a limit stopped it, say so."""
     with anyio.move_on_after(_EXIT_WAIT):
         await process.wait()
-    reason = exit_reason(process.returncode, limits)
+        if stderr is not None:
+            await stderr.ended.wait()  # its last words may name the limit
+    last_words = list(stderr.tail) if stderr is not None else []
+    reason = exit_reason(process.returncode, limits, last_words)
     if reason is None:
         return
     logger.warning("sandboxed server stopped: %s", reason)
@@ -152,7 +160,7 @@ async def _answer_after_limit(
 @asynccontextmanager
 async def bounded_stdio_client(
     server: StdioServerParameters,
-    errlog: TextIO,
+    errlog: TextIO | StderrPipe,
     max_message_chars: int,
     result_limit: int,
     sandbox: SandboxSpec | None = None,
@@ -164,6 +172,7 @@ async def bounded_stdio_client(
     `ClassifiedFailure` says why it cannot start and how to fix it), and when the server
     is stopped by one of its limits, the calls it leaves unanswered get a reason naming it.
     """
+    stderr = errlog if isinstance(errlog, StderrPipe) else None
     policy = active_policy()
     limits = None
     if sandbox is not None and policy.enabled:
@@ -174,7 +183,7 @@ async def bounded_stdio_client(
         command=server.command,
         args=server.args,
         env=get_default_environment() | (server.env or {}),
-        errlog=errlog,
+        errlog=stderr.writer if stderr is not None else errlog,
         cwd=server.cwd,
     )
     # No awaits until the task group is entered, or a cancellation would leak the process.
@@ -200,7 +209,7 @@ async def bounded_stdio_client(
                                     _answered(message, pending)
                                 await read_writer.send(message)
                     if limits is not None and pending:
-                        await _answer_after_limit(process, limits, pending, read_writer)
+                        await _answer_after_limit(process, limits, pending, read_writer, stderr)
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):

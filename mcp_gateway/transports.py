@@ -7,7 +7,7 @@ import shutil
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import IO, Any
+from typing import Any
 
 import httpx2
 from mcp.client.sse import sse_client
@@ -19,6 +19,7 @@ from mcp_gateway.config import ServerConfig
 from mcp_gateway.egress import UNCONFIGURABLE_HEADERS, EgressPolicy, PinnedTransport
 from mcp_gateway.envrefs import ExpansionError, expand
 from mcp_gateway.failures import UNREACHABLE, ClassifiedFailure, RedactFilter
+from mcp_gateway.stderr import StderrPipe
 from mcp_gateway.stdio import bounded_stdio_client
 
 # The HTTP client logs each request's URL at INFO: redact the current server's secrets
@@ -81,7 +82,7 @@ def open_transport(
     server: ServerConfig,
     environ: Mapping[str, str],
     *,
-    stderr: IO[str] | None = None,
+    stderr: StderrPipe | None = None,
     connect_timeout: float,
     max_result_bytes: int,
     egress: EgressPolicy | None = None,

@@ -85,19 +85,3 @@ async def test_stdio_server_gets_only_its_env_and_a_minimal_base(live_gateway, a
     assert env["WITH_DEFAULT"] == "fallback"
     assert env["LOWER"] == "${lowercase}"
     assert "must-not-leak" not in json.dumps(env)
-
-
-async def test_ending_a_session_forgets_what_it_opened(live_gateway, amake_setup):
-    from django.core.cache import cache
-
-    setup = await amake_setup()
-    await setup.afixture_server(await setup.atoolbox("dev"), "fixture")
-
-    def entries() -> list[str]:
-        return [key for key in cache._cache if f"wb:open:{setup.api_key.pk}:" in key]
-
-    async with live_gateway.session(setup.key) as session:
-        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
-        [entry] = entries()
-        assert ":-:" not in entry  # held under the session id, not the key's own session
-    assert entries() == []  # the client's DELETE ended the session

@@ -74,6 +74,9 @@ async def test_a_key_has_a_bound_on_requests_in_flight(strict_gateway, amake_set
     pool = strict_gateway.gateway.pool
     async with strict_gateway.session(setup.key) as session:
         await session.call_tool("open_toolbox", {"toolbox": "dev"})
+        # The open's request leaves the count a moment after its answer reached us.
+        in_flight = strict_gateway.gateway.in_flight
+        await eventually(lambda: not in_flight._counts, 10, "the open to leave the count")
         slow = [
             asyncio.ensure_future(
                 session.call_tool("use_tool", use("dev", "s", "slow", {"seconds": 2}))

@@ -32,7 +32,7 @@ ECHO = {"name": "use_tool", "arguments": use("dev", "fixture", "echo", {"text": 
 @pytest.fixture
 def deployment(tmp_path) -> Iterator[Deployment]:
     deployment = Deployment(tmp_path)  # no CACHE_URL: the product's default store
-    deployment.manage("migrate", "-v0")
+    deployment.migrate()
     yield deployment
     deployment.stop_all()
 

@@ -80,10 +80,14 @@ async def test_sessions_of_one_tenant_share_one_downstream_process(live_gateway,
     setup = await amake_setup()
     await setup.afixture_server(await setup.atoolbox("dev"), "shared", "--prefix", marker)
     texts: list[str] = []
+    # What the key opened, every session of it sees; at most 25 at once stays under the
+    # key's in-flight limit (32).
+    async with live_gateway.session(setup.key) as opener:
+        payload(await opener.call_tool("open_toolbox", {"toolbox": "dev"}))
+    at_once = anyio.CapacityLimiter(25)
 
     async def one_session(index: int) -> None:
-        async with live_gateway.session(setup.key) as session:
-            payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        async with at_once, live_gateway.session(setup.key) as session:
             result = await session.call_tool(
                 "use_tool", use("dev", "shared", "echo", {"text": str(index)})
             )

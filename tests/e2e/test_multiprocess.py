@@ -31,11 +31,23 @@ Server.objects.create(toolbox=toolbox, name="fixture", command={python!r},
 print(ApiKey.issue(tenant)[1])
 """
 
+UNLIMITED = (
+    "WORKBENCH_TENANT_RATE_LIMIT",
+    "WORKBENCH_KEY_RATE_LIMIT",
+    "WORKBENCH_OPEN_TENANT_RATE_LIMIT",
+    "WORKBENCH_OPEN_KEY_RATE_LIMIT",
+)
+
 
 @pytest.fixture
 def deployment(tmp_path) -> Iterator[Deployment]:
     # A database number of its own, so that runs never see each other's entries.
-    deployment = Deployment(tmp_path, cache_url=f"{REDIS_URL}/{random.randint(1, 15)}")
+    # No rate limits: these tests count connections and shared state, not the budget.
+    deployment = Deployment(
+        tmp_path,
+        cache_url=f"{REDIS_URL}/{random.randint(1, 15)}",
+        env_extra=dict.fromkeys(UNLIMITED, "0"),
+    )
     deployment.migrate()
     yield deployment
     deployment.stop_all()

@@ -21,6 +21,7 @@ from mcp_gateway import sandbox
 from tests.harness.live import TenantSetup
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.servers import http_fixture_process
 
 pytestmark = pytest.mark.anyio
 
@@ -112,7 +113,7 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
 @pytest.fixture
 def burner(make_setup):
     setup = make_setup("burner")
-    hostile(setup, cpu_limit_seconds=CPU_SECONDS)
+    hostile(setup, cpu_limit_seconds=CPU_SECONDS, memory_limit_mb=MEMORY_MB)
     return setup
 
 
@@ -125,11 +126,29 @@ async def test_a_server_stopped_by_its_cpu_limit_gets_a_reason_naming_it(live_ga
     assert text.endswith(f"the server was stopped by its CPU time limit ({CPU_SECONDS} s)")
 
 
+async def test_a_server_stopped_by_its_memory_limit_gets_a_reason_naming_it(
+    live_gateway, burner
+):
+    async with live_gateway.session(burner.key) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "evil"}))
+        result = await session.call_tool("use_tool", use("evil", "hostile", "hog"))
+    assert error_of(result) == (
+        "DOWNSTREAM_ERROR",
+        "Error executing tool 'hog' in server 'hostile' (toolbox 'evil'): "
+        f"the server was stopped by its memory limit ({MEMORY_MB} MiB)",
+    )
+
+
 @pytest.fixture
 def stdio_setup(make_setup):
+    """A stdio server in `dev`, a remote one in `remote`."""
     setup = make_setup("nobwrap")
     setup.fixture_server(setup.toolbox("dev"), "plain")
-    return setup
+    with http_fixture_process() as port:
+        setup.toolbox("remote").servers.create(
+            name="web", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp"
+        )
+        yield setup
 
 
 async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gateway, stdio_setup):
@@ -138,8 +157,14 @@ async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gat
     try:
         async with live_gateway.session(stdio_setup.key) as session:
             result = await session.call_tool("open_toolbox", {"toolbox": "dev"})
+            # Remote servers run nowhere near the sandbox: they keep working.
+            payload(await session.call_tool("open_toolbox", {"toolbox": "remote"}))
+            remote = await session.call_tool(
+                "use_tool", use("remote", "web", "echo", {"text": "still fine"})
+            )
     finally:
         sandbox.configure(configured)
+    assert text_of(remote) == "still fine"
     code, text = error_of(result)
     assert code == "CONNECTION_FAILED"
     assert "the sandbox could not start: bubblewrap (/nonexistent/bwrap) is not installed" in text

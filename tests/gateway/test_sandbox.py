@@ -135,6 +135,17 @@ def test_exit_reason_names_the_cpu_limit():
     assert exit_reason(128 + signal.SIGXCPU, Limits()) is None
 
 
+def test_a_memory_limit_is_named_from_the_runtimes_last_words():
+    limits = Limits(memory_mb=256)
+    expected = "the server was stopped by its memory limit (256 MiB)"
+    assert exit_reason(1, limits, ["Traceback ...", "MemoryError"]) == expected
+    node = "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"
+    assert exit_reason(128 + signal.SIGABRT, limits, [node]) == expected
+    assert exit_reason(1, limits, ["ValueError: nope"]) is None
+    assert exit_reason(0, limits, ["MemoryError"]) is None  # a clean exit names nothing
+    assert exit_reason(1, Limits(), ["MemoryError"]) is None  # no limit set, none to name
+
+
 def test_probe_without_bubblewrap_says_how_to_fix_it():
     policy = SandboxPolicy(bwrap="/nonexistent/bwrap")
     with pytest.raises(ClassifiedFailure) as caught:

@@ -17,6 +17,8 @@ import json
 import os
 import signal
 import socket
+import sys
+import traceback
 from typing import Any
 
 import anyio
@@ -141,6 +143,20 @@ def allocate(memory_mb: int) -> dict[str, Any]:
     return attempt(True, f"allocated {size} bytes")
 
 
+def hog() -> None:
+    """Allocate until the memory limit refuses, then die as an unhandled MemoryError
+    does (its traceback on stderr, exit status 1): the SDK would otherwise catch it."""
+    blocks = []
+    try:
+        while True:
+            blocks.append(bytearray(64 * 1024 * 1024))
+    except MemoryError:
+        blocks.clear()
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+
+
 def open_socket(port: int) -> dict[str, Any]:
     details = []
     escaped = False
@@ -178,6 +194,7 @@ def build() -> Server:
             tools=[
                 types.Tool(name="escape", description="Try every escape", input_schema=schema),
                 types.Tool(name="burn", description="Spin the CPU", input_schema=schema),
+                types.Tool(name="hog", description="Allocate until it dies", input_schema=schema),
                 types.Tool(name="whoami", description="uid, pid, HOME", input_schema=schema),
             ]
         )
@@ -189,6 +206,8 @@ def build() -> Server:
         elif params.name == "burn":
             while True:  # until SIGXCPU
                 pass
+        elif params.name == "hog":
+            hog()
         else:
             report = {"uid": os.getuid(), "pid": os.getpid(), "home": os.environ.get("HOME")}
         text = json.dumps(report)

@@ -83,7 +83,7 @@ slugs = (f"t{index}" for index in itertools.count())
 
 
 @settings(
-    max_examples=60,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -11,7 +11,10 @@ from toolboxes.models import ApiKey, Server, Tenant
 
 def run(credentials) -> str:
     out = StringIO()
-    call_command("setup_demo", "--credentials", str(credentials), stdout=out)
+    data_dir = credentials.parent / "demo-data"  # never the machine's /var/tmp
+    call_command(
+        "setup_demo", "--credentials", str(credentials), "--data-dir", str(data_dir), stdout=out
+    )
     return out.getvalue()
 
 
