@@ -89,7 +89,8 @@ test-sqlite: $(VENV)/.test-installed sandbox chromium
 	@echo "== test suite on SQLite ($(TEST_WORKERS) workers); browser screenshots in $(WORKBENCH_SCREENSHOTS)/"
 	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS)
 
-# Tests marked `once` touch no test database (bench smoke runs, in-process fuzzing): they
+# Tests marked `once` are the same whatever the test database (bench smoke runs, in-process
+# fuzzing, gateway processes on a SQLite file of their own): they
 # ran in the SQLite pass.
 test-postgres: $(VENV)/.test-installed sandbox chromium
 	@echo "== test suite on PostgreSQL ($(PG_TEST_URL), $(TEST_WORKERS) workers), 'once' excepted"

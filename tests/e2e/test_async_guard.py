@@ -36,6 +36,7 @@ def deployment(tmp_path, monkeypatch) -> Iterator[Deployment]:
     deployment.stop_all()
 
 
+@pytest.mark.once  # a process on its own SQLite file: the same on every pass
 def test_gateway_processes_run_without_the_opt_out(deployment):
     process, _, _ = deployment.start_gateway("guarded", "--workers", "2")
     environ = environ_of(process.pid)

@@ -20,7 +20,9 @@ from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, use
 from tests.harness.services import REDIS_URL
 
-pytestmark = requires_redis
+# Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
+# TEST_DATABASE_URL says: the same on every pass, so run once (the SQLite pass).
+pytestmark = [requires_redis, pytest.mark.once]
 
 SETUP = """
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
