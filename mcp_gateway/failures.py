@@ -139,12 +139,15 @@ class RedactFilter(logging.Filter):
         return True
 
 
-def classify(exc: BaseException, *, remote: bool, phase: str) -> tuple[str, str]:
+def classify(
+    exc: BaseException, *, remote: bool, phase: str, exit_code: int | None = None
+) -> tuple[str, str]:
     """(phrase for the client, detail for the log) of a failure to connect.
 
     `phase` is what was under way: "start" (the transport), "initialize", "list".
     A remote server gets one phrase whatever went wrong, so that its URL tells a client
-    nothing about the network behind it.
+    nothing about the network behind it. A stdio server that exited says its exit code
+    when it is known (a number tells a client nothing of the server's secrets).
     """
     leaf = first_leaf(exc)
     detail = f"{phase}: {type(leaf).__name__}: {leaf}"
@@ -165,6 +168,8 @@ def classify(exc: BaseException, *, remote: bool, phase: str) -> tuple[str, str]
         return COMMAND_NOT_RUNNABLE, detail
     closed = isinstance(leaf, anyio.EndOfStream | anyio.ClosedResourceError)
     if closed or (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
+        if exit_code is not None:
+            return f"{EXITED_AT_START} (exit code {exit_code})", detail
         return EXITED_AT_START, detail
     if phase == "initialize":
         return INITIALIZE_FAILED, detail

@@ -38,6 +38,7 @@ class StderrPipe:
         self._dropped = 0
         self.last_line = ""
         self.ended = asyncio.Event()  # the child's end of the pipe closed, and all was read
+        self.exit_code: int | None = None  # known when the server exited with calls pending
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(read_fd, self._on_readable)
 

@@ -131,18 +131,23 @@ def _answered(message: SessionMessage, pending: set[Any]) -> None:
         pending.discard(message.message.id)
 
 
-async def _answer_after_limit(
+async def _after_exit(
     process: Any,
-    limits: Limits,
+    limits: Limits | None,
     pending: set[Any],
     read_writer: Any,
     stderr: StderrPipe | None,
 ) -> None:
-    """The server's output ended with calls unanswered: if a limit stopped it, say so."""
+    """The server's output ended with calls unanswered (`initialize`, at start-up): record
+    its exit code for the reason a client gets, and if a limit stopped it, say so."""
     with anyio.move_on_after(_EXIT_WAIT):
         await process.wait()
         if stderr is not None:
             await stderr.ended.wait()  # its last words may name the limit
+    if stderr is not None:
+        stderr.exit_code = process.returncode
+    if limits is None:
+        return
     last_words = list(stderr.tail) if stderr is not None else []
     reason = exit_reason(process.returncode, limits, last_words)
     if reason is None:
@@ -208,8 +213,8 @@ async def bounded_stdio_client(
                                 if isinstance(message, SessionMessage):
                                     _answered(message, pending)
                                 await read_writer.send(message)
-                    if limits is not None and pending:
-                        await _answer_after_limit(process, limits, pending, read_writer, stderr)
+                    if pending:
+                        await _after_exit(process, limits, pending, read_writer, stderr)
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):

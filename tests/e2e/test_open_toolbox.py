@@ -175,7 +175,7 @@ async def test_every_server_failing_is_an_error(live_gateway, amake_setup):
     assert code == "CONNECTION_FAILED"
     assert text == (
         "Error opening toolbox 'dev': Failed to connect to server 'a' in toolbox 'dev': "
-        "the server exited during start-up\n"
+        "the server exited during start-up (exit code 2)\n"
         "Failed to connect to server 'b' in toolbox 'dev': the command was not found"
     )
 

@@ -120,7 +120,8 @@ async def test_stderr_and_expanded_values_reach_the_log_redacted_never_the_clien
     assert code == "CONNECTION_FAILED"
     assert text == (
         "Error opening toolbox 'dev': "
-        "Failed to connect to server 'dies' in toolbox 'dev': the server exited during start-up\n"
+        "Failed to connect to server 'dies' in toolbox 'dev': "
+        "the server exited during start-up (exit code 2)\n"
         "Failed to connect to server 'missing' in toolbox 'dev': the command was not found"
     )
     assert SECRET not in str(result.model_dump())

@@ -27,6 +27,6 @@ def test_a_failing_server_gives_the_classified_reason_and_its_stderr_tail():
     )
     result = check_server_sync(server, "acme/dev/broken", connect_timeout=20)
     assert not result.ok and result.tools == []
-    assert result.reason == "the server exited during start-up"
+    assert result.reason == "the server exited during start-up (exit code 2)"
     assert result.incident
     assert "no config file here" in "\n".join(result.stderr_tail)

@@ -235,9 +235,11 @@ async def main() -> None:
         sys.exit(2)
     if args.hang_initialize:
         # Read stdin forever, answer nothing: a server that never finishes `initialize`.
-        async with await anyio.open_file("/dev/stdin", "rb") as stdin:
-            while await stdin.read(65536):
-                pass
+        # Its own descriptor 0, not /dev/stdin: reopening the gateway's pipe through /proc
+        # is refused to a sandboxed server's uid.
+        stdin = anyio.wrap_file(os.fdopen(0, "rb", buffering=0, closefd=False))
+        while await stdin.read(65536):
+            pass
         return
     server = build(args)
     async with stdio_server() as (read, write):
