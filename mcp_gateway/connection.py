@@ -204,7 +204,7 @@ class Connection:
                     transport = open_transport(
                         self.server,
                         environ,
-                        stderr=stderr.writer if stderr else None,
+                        stderr=stderr,
                         connect_timeout=self.connect_timeout,
                         max_result_bytes=self.max_result_bytes,
                     )
@@ -236,7 +236,12 @@ class Connection:
                 )
         except Exception as exc:  # any failure to connect is reported, never raised
             if not self._ready.is_set():
-                self._fail(*failures.classify(exc, remote=not self.server.is_stdio, phase=phase))
+                exit_code = stderr.exit_code if stderr else None
+                self._fail(
+                    *failures.classify(
+                        exc, remote=not self.server.is_stdio, phase=phase, exit_code=exit_code
+                    )
+                )
             else:
                 logger.warning("[%s] connection ended: %s", self.label, self._redact(repr(exc)))
         finally:
