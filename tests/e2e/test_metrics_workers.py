@@ -20,12 +20,13 @@ from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, use
 from tests.harness.waits import wait_until
 
-SETUP = """
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
-
 # Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
 # TEST_DATABASE_URL says: the same on every pass, so run once (the SQLite pass).
 pytestmark = pytest.mark.once
+
+SETUP = """
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+
 tenant = Tenant.objects.create(slug="workers")
 toolbox = Toolbox.objects.create(tenant=tenant, name="dev", description="dev tools")
 # Pinning off: recording a first connection's tool definitions changes the configuration

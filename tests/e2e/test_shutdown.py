@@ -18,12 +18,13 @@ from tests.harness.procs import processes_with
 from tests.harness.results import payload
 from tests.harness.waits import wait_until
 
-SETUP_SCRIPT = """
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
-
 # Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
 # TEST_DATABASE_URL says: the same on every pass, so run once (the SQLite pass).
 pytestmark = pytest.mark.once
+
+SETUP_SCRIPT = """
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+
 tenant = Tenant.objects.create(slug="proc")
 toolbox = Toolbox.objects.create(tenant=tenant, name="dev", description="dev tools")
 for index in range(2):
