@@ -63,19 +63,23 @@ chromium:
 .env: | $(VENV)/.installed
 	umask 077 && $(PY) -m workbench_site.envfile > $@.tmp && mv $@.tmp $@
 
-# Slow or greedy clients: idle keep-alive connections close after 5 s, a request's headers
-# are bounded (h11, 16 KiB), and one process holds at most 1,000 connections. uvicorn has
-# no timeout on a request's headers or body arriving: in production put a reverse proxy in
-# front (README, "Behind a reverse proxy").
+# Slow or greedy clients: idle keep-alive connections close after 5 s, a request's head
+# is bounded (16 KiB: h11's option, which workbench_site.http_protocol applies to httptools
+# too), and one process holds at most 1,000 connections. uvicorn has no timeout on a
+# request's headers or body arriving: in production put a reverse proxy in front (README,
+# "Behind a reverse proxy").
 UVICORN_LIMITS := --timeout-keep-alive 5 --h11-max-incomplete-event-size 16384 \
 	--limit-concurrency 1000 --backlog 256
+# The HTTP parser and event loop in C (uvicorn[standard]): the bulk of a call's CPU in
+# pure Python otherwise (bench/results/issue15.md).
+UVICORN_SPEED := --http workbench_site.http_protocol:BoundedHttpToolsProtocol --loop uvloop
 
 run: $(VENV)/.installed .env sandbox
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_demo --host $(HOST) --port $(PORT)
 	@chmod 600 .env
 	$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
-		$(UVICORN_LIMITS)
+		$(UVICORN_SPEED) $(UVICORN_LIMITS)
 
 test: $(VENV)/.test-installed sandbox chromium
 	@echo "== ruff"
@@ -106,7 +110,7 @@ $(FASTMCP_VENV)/.installed:
 	@echo "== FastMCP comparison virtualenv ($(FASTMCP_SPEC)) in $(FASTMCP_VENV)"
 	-test -x $(FASTMCP_VENV)/bin/python || $(PYTHON) -m venv $(FASTMCP_VENV)
 	-$(FASTMCP_VENV)/bin/python -m pip install -q --disable-pip-version-check \
-		"$(FASTMCP_SPEC)" uvicorn mcp-server-time && touch $@
+		"$(FASTMCP_SPEC)" "uvicorn[standard]" mcp-server-time && touch $@
 
 # Benchmarks (bench/README.md): one table, also written to bench/results/latest.md.
 bench: $(VENV)/.test-installed $(FASTMCP_VENV)/.installed

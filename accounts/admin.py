@@ -83,3 +83,6 @@ class MembershipAdmin(TenantScoped, admin.ModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
         for membership in queryset.select_related("user"):
             remove_member(membership)
+
+
+from accounts import oauth_admin  # noqa: E402,F401 - OAuth sign-ins: a module of their own

@@ -5,3 +5,8 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "accounts"
     verbose_name = "People and access"
+
+    def ready(self) -> None:
+        from accounts import oauth_revocation
+
+        oauth_revocation.connect_signals()  # OAuth tokens stop when their grant or member goes

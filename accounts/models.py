@@ -56,3 +56,9 @@ class OneTimePassword(models.Model):
 
     def is_pending(self) -> bool:
         return self.password_hash == self.user.password
+
+
+# OAuth sign-ins live in a module of their own; imported here so Django finds the models.
+from accounts.oauth_models import OAuthGrant, OAuthGrantToken  # noqa: E402
+
+__all__ = ["Membership", "OAuthGrant", "OAuthGrantToken", "OneTimePassword", "Role"]

@@ -303,6 +303,9 @@ def rows(outcome: Outcome, section: str, label: str, workers: int) -> list[Row]:
             )
         )
     out.append(Row(section, f"{label}CPU ms per call", per_call))
+    if "gateway" in outcome.cpu:
+        gateway_ms = outcome.cpu["gateway"] * 1000 / max(outcome.calls, 1)
+        out.append(check(section, f"{label}gateway CPU per use_tool", gateway_ms, 2.0, unit=" ms"))
     cpu_per_call = sum(outcome.cpu.values()) / max(outcome.calls, 1)
     if cpu_per_call:
         out.append(

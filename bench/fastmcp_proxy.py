@@ -28,8 +28,8 @@ def main() -> None:
         proxy.http_app(path="/mcp"),
         host="127.0.0.1",
         port=options.port,
-        loop="asyncio",
-        http="h11",
+        loop="uvloop",  # as every server of bench/ (common.UVICORN_OPTIONS)
+        http="httptools",
         log_level="warning",
         access_log=False,
     )

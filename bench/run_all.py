@@ -1,6 +1,6 @@
 """Every benchmark, one markdown table: what `make bench` runs.
 
-    .venv/bin/python bench/run_all.py [--quick] [--output bench/results/latest.md]
+    .venv/bin/python bench/run_all.py [--quick] [--only SECTION,...] [--output FILE]
 
 Runs each script of bench/ in its own process, one after another (so that they do not
 measure each other), joins their rows into one table headed by the machine it ran on,
@@ -42,6 +42,9 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["concurrency.py", "--reference"], "3 concurrency"),
     (["memory.py"], "4 memory"),
     (["concurrency.py", "--workers", "1,2", "--redis"], "5 workers"),
+    (["store.py"], "6 store"),
+    (["levers.py"], "7 levers"),
+    (["telemetry.py"], "8 telemetry"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 QUICK_TIMEOUT = 170.0
@@ -127,17 +130,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few calls per script")
     parser.add_argument("--output", type=Path, help="default: bench/results/latest.md")
+    parser.add_argument(
+        "--only", help="comma-separated sections to run (e.g. '1 latency,2 open'); default all"
+    )
     options = parser.parse_args()
+    wanted = set(options.only.split(",")) if options.only else {s for _, s in SCRIPTS}
+    unknown = wanted - {section for _, section in SCRIPTS}
+    if unknown:
+        parser.error(f"no such section: {', '.join(sorted(unknown))}")
+    scripts = [(args, section) for args, section in SCRIPTS if section in wanted]
     output = options.output or (None if options.quick else RESULTS / "latest.md")
     started = datetime.now(UTC)
     load_before = load_average()
     with database_template():
         if options.quick:  # nothing is measured: side by side is fine, and quicker
-            with ThreadPoolExecutor(len(SCRIPTS)) as pool:
-                runs = pool.map(lambda script: run_script(*script, quick=True), SCRIPTS)
+            with ThreadPoolExecutor(len(scripts)) as pool:
+                runs = pool.map(lambda script: run_script(*script, quick=True), scripts)
                 rows = [row for run in runs for row in run]
         else:
-            rows = [row for args, section in SCRIPTS for row in run_script(args, section, False)]
+            rows = [row for args, section in scripts for row in run_script(args, section, False)]
     minutes = (datetime.now(UTC) - started).total_seconds() / 60
     text = (
         f"# Workbench benchmarks{' (--quick: not a measurement)' if options.quick else ''}\n\n"

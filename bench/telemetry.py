@@ -31,7 +31,7 @@ from bench.common import (
     use_call,
 )
 
-SECTION = "7 telemetry"
+SECTION = "8 telemetry"
 ON = "call log + metrics on"
 OFF = "off"
 SETTINGS = {

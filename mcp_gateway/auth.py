@@ -1,8 +1,14 @@
-"""API key to tenant: `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+"""Credential to caller: an API key (`Authorization: Bearer <key>` or `X-API-Key: <key>`) or
+an OAuth access token of a tenant member's sign-in (`Authorization: Bearer wbo_...`).
 
 The key's prefix finds its record (a per-process snapshot, see `config`), then the hashes
-are compared in constant time. Every refusal says why, in a JSON body, with HTTP 401.
-`last_used` is written at most once a minute per key, off the request path.
+are compared in constant time. An access token is asked about once through
+`accounts.oauth_callers` (the gateway's one question to `accounts/`) and the answer kept,
+like a key's record, while its tenant's configuration version stays the same. Either way
+the caller is the same: a tenant and the toolboxes it may use. Every refusal says why, in a
+JSON body, with HTTP 401 and a challenge naming the protected resource metadata (RFC 9728),
+from which OAuth clients discover how to sign in. `last_used` is written at most once a
+minute per key, off the request path.
 """
 
 from __future__ import annotations
@@ -10,24 +16,44 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from starlette.types import Scope
+
+from accounts import oauth_callers
 from mcp_gateway.config import ConfigStore, KeyRecord, TenantConfig
 from toolboxes import keys
 
 logger = logging.getLogger("workbench.auth")
 
 LAST_USED_RESOLUTION_SECONDS = 60.0
+TOKEN_ANSWERS = 10000  # access tokens whose answer this process keeps (most recent first)
+TOKEN_REFUSALS = {
+    "invalid_token": "The access token is not valid.",
+    "expired_token": "The access token has expired.",
+    "revoked_grant": "The sign-in this access token belongs to has been revoked.",
+    "inactive_user": "The signed-in user is not active.",
+    "not_a_member": "The signed-in user is no longer a member of the access token's tenant.",
+    "inactive_tenant": "The access token's tenant is not active.",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    key: KeyRecord
+    key: KeyRecord  # for an OAuth grant: key_id is the negated grant id, prefix "grant:<id>"
     tenant: TenantConfig
+    grant_id: int | None = None  # set when the caller is a member's OAuth sign-in
 
     @property
     def owner(self) -> str:
-        """Whose open toolboxes these are: the credential's, shared by all its sessions."""
+        """Whose open toolboxes these are: the credential's (a key, or a sign-in with every
+        token it is refreshed to), shared by all its sessions."""
+        if self.grant_id is not None:
+            return f"grant:{self.grant_id}"
         return f"key:{self.key.key_id}"
 
     def visible_toolboxes(self) -> list[str]:
@@ -39,6 +65,10 @@ class AuthError(Exception):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+def _token_refused(reason: str) -> AuthError:
+    return AuthError(reason, TOKEN_REFUSALS[reason])
 
 
 def key_from_headers(headers: dict[bytes, bytes]) -> str:
@@ -59,14 +89,47 @@ def key_from_headers(headers: dict[bytes, bytes]) -> str:
     )
 
 
+def challenge(scope: Scope, error: AuthError) -> bytes:
+    """The WWW-Authenticate value of a 401: where the protected resource metadata is (RFC
+    9728), and for a credential that was sent, why it was refused (RFC 6750)."""
+    public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
+    base = public or _request_base(scope)
+    metadata = f'resource_metadata="{base}{oauth_callers.RESOURCE_METADATA_PATH}"'
+    if error.reason == "missing_api_key":
+        return f"Bearer {metadata}".encode()
+    description = error.message.replace('"', "'")
+    return f'Bearer error="invalid_token", error_description="{description}", {metadata}'.encode()
+
+
+def _request_base(scope: Scope) -> str:
+    host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+    if not host:
+        server = scope.get("server") or ("localhost", None)
+        host = f"{server[0]}:{server[1]}" if server[1] else str(server[0])
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def _in_thread(func):  # type: ignore[no-untyped-def]
+    """ORM code off the event loop, closing connections Django would consider stale."""
+
+    def wrapped(*args):  # type: ignore[no-untyped-def]
+        close_old_connections()
+        return func(*args)
+
+    return sync_to_async(wrapped, thread_sensitive=True)
+
+
 class Authenticator:
     def __init__(self, store: ConfigStore) -> None:
         self.store = store
         self._last_touch: dict[int, float] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._tokens: OrderedDict[str, oauth_callers.TokenCaller] = OrderedDict()
 
     async def authenticate(self, headers: dict[bytes, bytes]) -> Caller:
         full_key = key_from_headers(headers)
+        if oauth_callers.is_access_token(full_key):
+            return await self._token_caller(full_key)
         prefix = keys.parse_prefix(full_key)
         if prefix is None:
             raise AuthError(
@@ -86,6 +149,42 @@ class Authenticator:
             raise AuthError("inactive_tenant", "The API key's tenant is not active.")
         self._note_use(record.key_id, now)
         return Caller(record, tenant)
+
+    async def _token_caller(self, token: str) -> Caller:
+        checksum = oauth_callers.token_checksum(token)  # the token itself is never kept
+        answer = self._tokens.get(checksum)
+        if answer is None or answer.version != await self.store.version(answer.tenant_id):
+            answer = await _in_thread(oauth_callers.token_caller)(checksum)
+            self._remember(checksum, answer)
+        if answer is None:
+            raise _token_refused("invalid_token")
+        if answer.refusal:
+            raise _token_refused(answer.refusal)
+        if answer.expires_at <= time.time():
+            raise _token_refused("expired_token")
+        tenant = await self.store.tenant(answer.tenant_id, answer.version)
+        if tenant is None or not tenant.active:
+            raise _token_refused("inactive_tenant")
+        record = KeyRecord(
+            key_id=-answer.grant_id,  # its own rate buckets and in-flight count, never a key's
+            prefix=f"grant:{answer.grant_id}",
+            key_hash="",
+            tenant_id=answer.tenant_id,
+            revoked=False,
+            expires_at=answer.expires_at,
+            toolboxes=answer.toolboxes,
+            version=answer.version,
+        )
+        return Caller(record, tenant, grant_id=answer.grant_id)
+
+    def _remember(self, checksum: str, answer: oauth_callers.TokenCaller | None) -> None:
+        if answer is None:
+            self._tokens.pop(checksum, None)
+            return
+        self._tokens[checksum] = answer
+        self._tokens.move_to_end(checksum)
+        while len(self._tokens) > TOKEN_ANSWERS:
+            self._tokens.popitem(last=False)
 
     def _note_use(self, key_id: int, now: float) -> None:
         if now - self._last_touch.get(key_id, 0.0) < LAST_USED_RESOLUTION_SECONDS:

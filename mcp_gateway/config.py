@@ -18,11 +18,11 @@ from asgiref.sync import sync_to_async
 from django.core.cache import cache
 from django.db import close_old_connections, connections
 
-from mcp_gateway.pins import Pins
+from mcp_gateway.pins import OFF, Pins
 from mcp_gateway.sandbox import Limits, Mount, SandboxSpec
 from mcp_gateway.store import SharedStore
+from toolboxes import checks, versions
 from toolboxes import pins as tool_pins
-from toolboxes import versions
 from toolboxes.catalog import Launch, launch_of
 from toolboxes.models import ApiKey, Server, Tenant
 
@@ -121,26 +121,8 @@ def _load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
     for toolbox in toolboxes_with_servers:
         servers = []
         for server in sorted(toolbox.servers.all(), key=lambda s: (s.position, s.pk)):
-            if not server.enabled:
-                continue
-            launch = launch_of(server)  # a catalog-made server: its entry, values filled in
-            config = ServerConfig(
-                name=server.name,
-                transport=launch.transport,
-                command=launch.command,
-                args=tuple(launch.args),
-                env=tuple(sorted(launch.env.items())),
-                cwd=launch.cwd,
-                url=launch.url,
-                headers=tuple(sorted(launch.headers.items())),
-                tool_filters=tuple(server.tool_filters),
-                timeout=float(server.timeout),
-                idle_timeout=server.idle_timeout,
-                pins=_pins(server, pinned),
-                server_id=server.pk,
-                sandbox=_sandbox_spec(tenant.pk, launch),
-            )
-            servers.append(_with_fingerprint(config))
+            if server.enabled:
+                servers.append(_server_config(tenant.pk, server, pinned))
         toolboxes.append(ToolboxConfig(toolbox.name, toolbox.description, tuple(servers)))
     return TenantConfig(
         tenant.pk,
@@ -150,6 +132,34 @@ def _load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
         tuple(toolboxes),
         tenant.max_connections,
     )
+
+
+def _server_config(
+    tenant_id: int, server: Server, pinned: dict[int, tool_pins.ServerPins]
+) -> ServerConfig:
+    launch = launch_of(server)  # a catalog-made server: its entry, values filled in
+    config = ServerConfig(
+        name=server.name,
+        transport=launch.transport,
+        command=launch.command,
+        args=tuple(launch.args),
+        env=tuple(sorted(launch.env.items())),
+        cwd=launch.cwd,
+        url=launch.url,
+        headers=tuple(sorted(launch.headers.items())),
+        tool_filters=tuple(server.tool_filters),
+        timeout=float(server.timeout),
+        idle_timeout=server.idle_timeout,
+        pins=_pins(server, pinned),
+        server_id=server.pk,
+        sandbox=_sandbox_spec(tenant_id, launch),
+    )
+    return _with_fingerprint(config)
+
+
+def server_config(server: Server) -> ServerConfig:
+    """One server as the gateway would connect it (an admin's check; enabled or not)."""
+    return _server_config(server.toolbox.tenant_id, server, tool_pins.snapshot([server.pk]))
 
 
 def _sandbox_spec(tenant_id: int, server: Launch) -> SandboxSpec:
@@ -177,6 +187,27 @@ def _record_offer(server_id: int, fingerprint: str, definitions: list[dict[str, 
 async def save_offer(server_id: int, fingerprint: str, definitions: list[dict[str, Any]]) -> None:
     """What a connected server offers, recorded for pinning (in the ORM's thread)."""
     await _in_thread(_record_offer)(server_id, fingerprint, definitions)
+
+
+def record_check(
+    server: Server,
+    fingerprint: str,
+    ok: bool,
+    milliseconds: int,
+    reason: str,
+    definitions: list[dict[str, Any]],
+) -> None:
+    """An admin's check: the status, and what it offers for pinning as a connect would."""
+    checks.save_result(server.pk, ok, milliseconds, reason, definitions)
+    if ok and server.pinning != OFF:
+        tool_pins.record_offer(server, fingerprint, definitions)
+
+
+async def save_status(
+    server_id: int, ok: bool, milliseconds: int, reason: str, definitions: list[dict[str, Any]]
+) -> None:
+    """The result of a gateway's connect, shown as the server's status (in the ORM's thread)."""
+    await _in_thread(checks.save_result)(server_id, ok, milliseconds, reason, definitions)
 
 
 def _with_fingerprint(config: ServerConfig) -> ServerConfig:

@@ -11,16 +11,23 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_gateway import telemetry
-from mcp_gateway.auth import Authenticator, AuthError, key_from_headers
+from mcp_gateway.auth import Authenticator, AuthError, challenge, key_from_headers
+from mcp_gateway.cancellation import InFlightCalls
 from mcp_gateway.config import ConfigStore, release_database
+from mcp_gateway.hostcheck import HostCheck, refuse
 from mcp_gateway.metatools import MetaTools
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.pool import Pool
@@ -44,18 +51,45 @@ TOO_MANY_IN_FLIGHT = (
 IN_FLIGHT_RETRY_SECONDS = 1
 
 
-def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
-    """DNS-rebinding protection from Django's ALLOWED_HOSTS ('*' turns it off)."""
-    if "*" in allowed_hosts:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    hosts = [host for name in allowed_hosts for host in (name, f"{name}:*")]
-    origins = [
-        origin
-        for name in allowed_hosts
-        for scheme in ("http", "https")
-        for origin in (f"{scheme}://{name}", f"{scheme}://{name}:*")
-    ]
-    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+# The SDK's own Host/Origin check is off: `hostcheck` makes the same one, as set lookups.
+NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+# A body that may ask for progress: the key itself, or any JSON escape (which could spell
+# it). Such a request is answered as an SSE stream, so that its progress can come on it.
+PROGRESS_MARKERS = (b"progressToken", b"\\u")
+CANCELLED = b"notifications/cancelled"
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bool]:
+    """The request's messages up to the end of its body (True), or up to the first one
+    past `limit` bytes or not a body (False): at most `limit` plus one message in memory."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, False
+        size += len(message.get("body", b""))
+        if size > limit:
+            return messages, False
+        if not message.get("more_body", False):
+            return messages, True
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = deque(messages)
+
+    async def replayed() -> Message:
+        return pending.popleft() if pending else await receive()
+
+    return replayed
+
+
+def _answers_as_json(scope: Scope, body: bytes) -> bool:
+    """Whether a plain JSON body may answer this POST: the client accepts both forms (so
+    refusals stay the SSE transport's own) and its request cannot ask for progress."""
+    has_json, has_sse = check_accept_headers(Request(scope))
+    return has_json and has_sse and not any(marker in body for marker in PROGRESS_MARKERS)
 
 
 async def _json_response(
@@ -113,10 +147,21 @@ class Gateway:
         )
         self.in_flight = InFlight(options.key_max_in_flight)
         self.metatools = MetaTools(self.pool, self.open_toolboxes, self.limiter, self.telemetry)
-        self.server = build_server(self.metatools)
+        self.calls = InFlightCalls()
+        self.server = build_server(self.metatools, self.calls)
+        self.host_check = HostCheck(options.allowed_hosts)
+        # Two ways to answer a POST, both stateless: an SSE stream (a request that may ask
+        # for progress) and one JSON body (every other; no stream machinery per request).
         self.server.streamable_http_app(
             stateless_http=True,
-            transport_security=transport_security(options.allowed_hosts),
+            transport_security=NO_SDK_HOST_CHECK,
+            max_request_body_size=options.max_request_bytes,
+        )
+        self.json_answers = StreamableHTTPSessionManager(
+            app=self.server,
+            json_response=True,
+            stateless=True,
+            security_settings=NO_SDK_HOST_CHECK,
             max_request_body_size=options.max_request_bytes,
         )
 
@@ -126,6 +171,7 @@ class Gateway:
         try:
             async with (
                 self.server.session_manager.run(),
+                self.json_answers.run(),
                 self.pool.running(),
                 self.telemetry.running(),
             ):
@@ -149,12 +195,7 @@ class Gateway:
                 send,
                 401,
                 {"error": exc.reason, "message": exc.message},
-                [
-                    (
-                        b"www-authenticate",
-                        f'Bearer error="invalid_token", error_description="{exc.message}"'.encode(),
-                    )
-                ],
+                [(b"www-authenticate", challenge(scope, exc))],
             )
             return
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None
@@ -174,6 +215,10 @@ class Gateway:
                 [(b"allow", b"POST, DELETE")],
             )
             return
+        refusal = self.host_check.refusal(scope, headers)
+        if refusal is not None:
+            await refuse(send, *refusal)
+            return
         state = scope.setdefault("state", {})
         state[CALLER_STATE] = caller
         state[SESSION_STATE] = session_id
@@ -182,7 +227,7 @@ class Gateway:
             send = _with_new_session_id(send, state)
         with self.in_flight.enter(caller.key.key_id) as admitted:
             if admitted:
-                await self.server.session_manager.handle_request(scope, receive, send)
+                await self._serve(scope, receive, send)
                 return
         telemetry.in_flight_refused(caller.tenant.slug)
         await _json_response(
@@ -196,6 +241,54 @@ class Gateway:
             },
             [(b"retry-after", str(IN_FLIGHT_RETRY_SECONDS).encode())],
         )
+
+    def _cancel(self, state: dict[str, Any], body: bytes) -> None:
+        """A client cancels one of its calls (2025-11-25: by notification). Applied here:
+        served statelessly, the notification's own server is ended as soon as it is
+        accepted, before the SDK would hand it on. The SDK still answers it (202)."""
+        request_id = _cancelled_request(body)
+        session_id = state.get(SESSION_STATE)
+        if request_id is not None and session_id:
+            self.calls.cancel((state[CALLER_STATE].key.key_id, session_id), request_id)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand the request to the SDK: as one JSON body when it may be, else as SSE."""
+        sse = self.server.session_manager
+        if scope["method"] != "POST":
+            await sse.handle_request(scope, receive, send)
+            return
+        messages, whole = await _read_body(receive, self.options.max_request_bytes)
+        replayed = _replay(messages, receive)
+        body = b"".join(m.get("body", b"") for m in messages) if whole else b""
+        if CANCELLED in body:
+            self._cancel(scope["state"], body)
+        if not whole or not _answers_as_json(scope, body):
+            await sse.handle_request(scope, replayed, send)  # its body limit answers 413
+            return
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(_until_disconnect, receive, task_group.cancel_scope)
+            await self.json_answers.handle_request(scope, replayed, send)
+            task_group.cancel_scope.cancel()
+
+
+def _cancelled_request(body: bytes) -> Any:
+    """The request id a `notifications/cancelled` names, or None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != CANCELLED.decode():
+        return None
+    params = message.get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
+
+
+async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Cancel `scope` when the client goes away (uvicorn also says so once the response is
+    complete): what an SSE response does for its request, done for a JSON one."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
 
 
 def _with_new_session_id(send: Send, state: dict[str, Any]) -> Send:

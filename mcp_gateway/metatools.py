@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -54,6 +55,14 @@ USE_TOOL = types.Tool(
 META_TOOLS = [OPEN_TOOLBOX, USE_TOOL]
 
 
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    toolbox: ToolboxConfig
+    connections: tuple[Connection | str, ...]
+    text: str
+    result: dict[str, Any]
+
+
 def error_result(error: GatewayError) -> types.CallToolResult:
     result = types.CallToolResult(
         content=[types.TextContent(type="text", text=error.message)],
@@ -93,6 +102,10 @@ class MetaTools:
         self.limiter = limiter or RateLimiter(LocalBuckets(), None, None)
         self.telemetry = recorder or telemetry.Telemetry()
         self.offers = OfferRecorder()
+        # What the last successful open of each toolbox returned, serialized once, and what
+        # it was made from: the tenant's snapshot of the toolbox (its servers, filters and
+        # approved pins; a new snapshot on any change) and the connections it listed.
+        self._opened: dict[tuple[int, str], _Opened] = {}
 
     # open_toolbox
 
@@ -114,17 +127,39 @@ class MetaTools:
             wait = await self.limiter.wait_for_open(caller.tenant.tenant_id, caller.key.key_id)
             if wait:
                 raise errors.open_rate_limited(toolbox.name, wait)
-            result = await self._open(caller, toolbox)
-            text = json.dumps(result, ensure_ascii=False)
-            if len(text) > self.pool.max_result_bytes:
-                raise errors.open_too_large(toolbox.name, len(text), self.pool.max_result_bytes)
+            opened = self._reopened(caller, toolbox)
+            if opened is None:
+                opened = await self._open_and_list(caller, toolbox)
         except GatewayError as error:
             return error_result(error)
         await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=result,
+            content=[types.TextContent(type="text", text=opened.text)],
+            structured_content=opened.result,
         )
+
+    def _reopened(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened | None:
+        """The last open's answer, when the same snapshot's servers are all connected on
+        the same connections: nothing it was made from has changed."""
+        opened = self._opened.get((caller.tenant.tenant_id, toolbox.name))
+        if opened is None or opened.toolbox is not toolbox:
+            return None
+        for server, conn in zip(toolbox.servers, opened.connections, strict=True):
+            if self.pool.ready(self._pool_key(caller, toolbox, server), server) is not conn:
+                return None
+        return opened
+
+    async def _open_and_list(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened:
+        outcomes: dict[str, Connection | str] = {}
+        result = await self._open(caller, toolbox, outcomes)
+        text = json.dumps(result, ensure_ascii=False)
+        if len(text) > self.pool.max_result_bytes:
+            raise errors.open_too_large(toolbox.name, len(text), self.pool.max_result_bytes)
+        connections = tuple(outcomes[server.name] for server in toolbox.servers)
+        opened = _Opened(toolbox, connections, text, result)
+        if all(isinstance(conn, Connection) for conn in connections):  # no failure kept
+            self._opened[(caller.tenant.tenant_id, toolbox.name)] = opened
+        return opened
 
     def _visible_toolbox(self, caller: Caller, name: str) -> ToolboxConfig:
         available = caller.visible_toolboxes()
@@ -135,8 +170,9 @@ class MetaTools:
             raise errors.forbidden(name, available)
         return toolbox
 
-    async def _open(self, caller: Caller, toolbox: ToolboxConfig) -> dict[str, Any]:
-        outcomes: dict[str, Connection | str] = {}
+    async def _open(
+        self, caller: Caller, toolbox: ToolboxConfig, outcomes: dict[str, Connection | str]
+    ) -> dict[str, Any]:
         incidents: dict[str, str] = {}
 
         async def connect(server: ServerConfig) -> None:
@@ -186,11 +222,15 @@ class MetaTools:
     async def _connection(
         self, caller: Caller, toolbox: ToolboxConfig, server: ServerConfig
     ) -> Connection:
-        key = PoolKey(caller.tenant.tenant_id, toolbox.name, server.name, server.fingerprint)
+        key = self._pool_key(caller, toolbox, server)
         label = f"{caller.tenant.slug}/{toolbox.name}/{server.name}"
         conn = await self.pool.get(key, server, label, caller.tenant.max_connections)
         self.offers.observe(server, conn)  # pinning: what it offers, recorded once
         return conn
+
+    @staticmethod
+    def _pool_key(caller: Caller, toolbox: ToolboxConfig, server: ServerConfig) -> PoolKey:
+        return PoolKey(caller.tenant.tenant_id, toolbox.name, server.name, server.fingerprint)
 
     # use_tool
 

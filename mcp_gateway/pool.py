@@ -18,6 +18,7 @@ from anyio.abc import TaskGroup
 from mcp_gateway.config import ServerConfig
 from mcp_gateway.connection import Connection, PoolKey
 from mcp_gateway.respawn import RespawnPolicy, ServerHealth
+from mcp_gateway.status_recorder import record_connect
 
 logger = logging.getLogger("workbench.pool")
 
@@ -100,6 +101,16 @@ class Pool:
         conn.server = server  # the same connection, but settings such as idle time may be new
         return conn
 
+    def ready(self, key: PoolKey, server: ServerConfig) -> Connection | None:
+        """The live, connected connection for key, without waiting; None if there is none
+        (then `get` connects). Counts as use, as `get` does."""
+        conn = self._connections.get(key)
+        if conn is None or not conn.is_ready or not conn.alive:
+            return None
+        conn.last_used = time.monotonic()
+        conn.server = server
+        return conn
+
     def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:
         """Caps on live connections, for the process and per tenant. A connection that a new
         one of the same server replaces does not count."""
@@ -128,6 +139,7 @@ class Pool:
         )
         self._connections[key] = conn
         self._task_group.start_soon(conn.run)
+        self._task_group.start_soon(record_connect, server, conn)  # its admin status
         # Older configurations of the same server are closed once their calls are done.
         for other_key, other in list(self._connections.items()):
             if other_key.place == key.place and other_key != key:

@@ -40,8 +40,10 @@ def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> Any:
     return forward
 
 
-def build_server(metatools: MetaTools) -> Server[Any]:
-    in_flight = InFlightCalls()
+def build_server(metatools: MetaTools, in_flight: InFlightCalls | None = None) -> Server[Any]:
+    """`in_flight`: the calls a client's `notifications/cancelled` may reach (`http` also
+    applies those itself, before a stateless request's server may be gone)."""
+    in_flight = in_flight if in_flight is not None else InFlightCalls()
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

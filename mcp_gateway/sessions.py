@@ -30,7 +30,12 @@ class OpenToolboxes:
         return f"wb:open:{owner}:{toolbox}"
 
     async def mark_open(self, owner: str, toolbox: str) -> None:
-        await self.store.set(self._entry(owner, toolbox), time.time(), self.idle_seconds)
+        """Opened (again): a read when the entry was renewed lately, else a write."""
+        entry = self._entry(owner, toolbox)
+        now = time.time()
+        renewed_at = await self.store.get(entry)
+        if renewed_at is None or now - renewed_at >= self.renew_seconds:
+            await self.store.set(entry, now, self.idle_seconds)
 
     async def is_open(self, owner: str, toolbox: str) -> bool:
         """Whether owner has this toolbox open; renews the entry's idle expiry."""

@@ -276,6 +276,44 @@ def in_flight_refused(tenant: str) -> None:
 _tracing = False
 
 
+class _NoSpan:
+    """What the SDK's outbound-request span is when nothing records spans: nothing."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Any:
+        from opentelemetry.trace import INVALID_SPAN
+
+        return INVALID_SPAN
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+_NO_SPAN = _NoSpan()
+
+
+def _no_span(*args: Any, **kwargs: Any) -> _NoSpan:
+    return _NO_SPAN
+
+
+def _no_trace_context(meta: dict[str, Any]) -> None:
+    pass  # no span is current: there is no context to pass on
+
+
+def _sdk_spans(on: bool) -> None:
+    """The SDK opens a span (and injects its context) around every request it sends, the
+    gateway's downstream calls included, whether or not anything records it. Without a
+    tracer provider, a span and a propagation per call that nobody sees: left out.
+    (SDK internals, pinned by tests/gateway/test_sdk_pins.py.)"""
+    from mcp.shared import _otel, jsonrpc_dispatcher
+
+    jsonrpc_dispatcher.otel_span = _otel.otel_span if on else _no_span  # type: ignore[assignment]
+    jsonrpc_dispatcher.inject_trace_context = (  # type: ignore[assignment]
+        _otel.inject_trace_context if on else _no_trace_context
+    )
+
+
 def configure_tracing() -> bool:
     """Spans exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_* variables name
     an endpoint; otherwise none at all. A tracer provider already set (a test's in-memory
@@ -286,12 +324,14 @@ def configure_tracing() -> bool:
     current = trace.get_tracer_provider()
     if type(current).__module__.startswith("opentelemetry.sdk"):
         _tracing = True
+        _sdk_spans(True)
         return True
     if not (
         os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     ):
         _tracing = False
+        _sdk_spans(False)
         return False
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
@@ -303,6 +343,7 @@ def configure_tracing() -> bool:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     _tracing = True
+    _sdk_spans(True)
     return True
 
 

@@ -10,18 +10,17 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator
-from toolboxes import catalog
-from toolboxes.forms import MASK, ApiKeyForm, ServerForm, TenantServerForm, masked
+from toolboxes import catalog, checks
+from toolboxes.check_admin import ServerChecks, check_status, check_status_plain
+from toolboxes.forms import MASK, ServerForm, TenantServerForm, masked
 from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
-
-NEW_KEY_ATTRIBUTE = "_workbench_new_api_key"
 
 
 def _changelist_link(model: str, label: str, **filters: Any) -> str:
@@ -128,13 +127,75 @@ class TenantAdmin(TenantScoped, admin.ModelAdmin):
 
 # What a tenant admin sees of a server: the catalog entry and its parameters, never the
 # command, args, cwd, mounts or raw URL (operators see those too).
-TENANT_SERVER_FIELDS: list[Any] = [
-    ("name", "position", "enabled"),
-    "catalog_entry",
-    "parameter_values",
-    ("tool_filters", "timeout", "idle_timeout", "pinning"),
-]
 CATALOG_SERVER_FIELDS: list[Any] = ["catalog_entry", "parameter_values"]
+LIMIT_FIELDS = ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit")
+
+# The form's help, said once per group of fields rather than under each one.
+HELP_COMMAND = (
+    "The program, one argument per line, its working directory and environment. "
+    "Values are write-only and encrypted at rest: a stored one shows empty; leave it so "
+    "to keep it, type a new one to replace it, tick remove to delete it."
+)
+HELP_REMOTE = "The server's http(s) URL and headers (values write-only, as for environment)."
+HELP_TOOLS = (
+    "Tick the tools this toolbox exposes (listed from the server's last check), or all "
+    "tools, including future ones. Timeouts are in seconds; an empty idle timeout is the "
+    "gateway's. Pinning holds new or changed tool definitions until an admin approves."
+)
+HELP_SANDBOX = (
+    'Host paths the server may see, as JSON ([{"path": "/srv/data"}], "writable": true to '
+    "write), its network, and limits (empty: the gateway's WORKBENCH_SANDBOX_* defaults)."
+)
+HELP_CATALOG = (
+    "A server made from a catalog entry runs what the entry says, with these parameter "
+    "values. Secret values are never shown; left empty, a stored one is kept."
+)
+
+
+def server_fieldsets(operator: bool, status: str | None, head: list[Any]) -> list[Any]:
+    """The server form grouped by what it is about; stdio and remote groups are shown by
+    the transport chosen (toolboxes/static/toolboxes/server_form.js)."""
+    tools = ["tool_filters", ("timeout", "idle_timeout", "pinning")]
+    first = [*head, *([status] if status else [])]
+    if not operator:
+        return [
+            (None, {"fields": [*first, ("name", "position", "enabled")]}),
+            _group("Catalog entry", CATALOG_SERVER_FIELDS, HELP_CATALOG),
+            _group("Tools", tools, HELP_TOOLS),
+        ]
+    command = [("command", "cwd"), "args", "env"]
+    sandbox = [("mounts", "network"), LIMIT_FIELDS]
+    return [
+        (None, {"fields": [*first, ("name", "position", "transport", "enabled")]}),
+        _group("Command", command, HELP_COMMAND, "wb-stdio"),
+        _group("Remote", ["url", "headers"], HELP_REMOTE, "wb-remote"),
+        _group("Tools", tools, HELP_TOOLS),
+        _group("Sandbox", sandbox, HELP_SANDBOX, "wb-stdio", "collapse"),
+        _group("Catalog entry", CATALOG_SERVER_FIELDS, HELP_CATALOG, "collapse"),
+    ]
+
+
+def _group(title: str, fields: list[Any], help_text: str, *classes: str) -> tuple[str, Any]:
+    return (title, {"classes": list(classes), "description": help_text, "fields": fields})
+
+
+class ServerLayout:
+    """The server form's fieldsets, by role; mixed in after TenantScoped (which masks
+    secrets on read-only forms) and before the admin class."""
+
+    head: list[Any] = []
+    tail: list[Any] = []
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        inline = isinstance(self, admin.options.InlineModelAdmin)
+        may_check = obj is None or self.has_change_permission(request, obj)  # type: ignore[attr-defined]
+        status: str | None = "check_status" if may_check else "check_status_plain"
+        if obj is None and not inline:
+            status = None  # an add form: nothing to check yet
+        fieldsets = server_fieldsets(is_operator(request.user), status, self.head)
+        if self.tail:
+            fieldsets.append((None, {"fields": self.tail}))
+        return fieldsets
 
 
 @admin.display(description="parameters")
@@ -144,7 +205,18 @@ def parameter_values(obj: Server) -> str:
     return ", ".join(f"{name}={value}" for name, value in sorted(values.items())) or "—"
 
 
-class ServerInline(TenantScoped, admin.StackedInline):
+def warn_missing_filters(
+    model_admin: admin.ModelAdmin, request: HttpRequest, server: Server
+) -> None:
+    """A filter naming a tool the server does not offer is saved, and said."""
+    missing = checks.missing_filters(server)
+    if missing:
+        where = f"{server.toolbox.name}/{server.name}"
+        message = f"Server {where}: {checks.filter_warning(missing)}"
+        model_admin.message_user(request, message, messages.WARNING)
+
+
+class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers")
     model = Server
@@ -152,24 +224,11 @@ class ServerInline(TenantScoped, admin.StackedInline):
     extra = 0
     ordering = ["position", "id"]
     show_change_link = True
-    fields = [
-        ("name", "position", "transport", "enabled"),
-        ("command", "cwd"),
-        "args",
-        "env",
-        "url",
-        "headers",
-        ("tool_filters", "timeout", "idle_timeout", "pinning"),
-        ("mounts", "network"),
-        ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
-    ]
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
-        if is_operator(request.user):
-            return [*self.fields, *CATALOG_SERVER_FIELDS]
-        return TENANT_SERVER_FIELDS
+    readonly_fields = ["check_status", "check_status_plain"]
 
     parameter_values = staticmethod(parameter_values)
+    check_status = staticmethod(check_status)
+    check_status_plain = staticmethod(check_status_plain)
 
     def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
         if not is_operator(request.user):
@@ -192,45 +251,24 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
     def server_count(self, obj: Toolbox) -> int:
         return obj.server_total
 
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        for server in [*formset.new_objects, *(obj for obj, _ in formset.changed_objects)]:
+            warn_missing_filters(self, request, server)
+
 
 @admin.register(Server)
-class ServerAdmin(TenantScoped, admin.ModelAdmin):
+class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers")
     form = ServerForm
-    list_display = [
-        "name",
-        "toolbox",
-        "tenant",
-        "position",
-        "transport",
-        "enabled",
-        "env_names",
-        "header_names",
-    ]
-    list_filter = ["transport", "enabled", "toolbox__tenant"]
+    list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
+    list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
     list_select_related = ["toolbox__tenant"]
     search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
-    readonly_fields = ["reveal", "created_at", "updated_at"]
-    fields = [
-        "toolbox",
-        ("name", "position", "transport", "enabled"),
-        ("command", "cwd"),
-        "args",
-        "env",
-        "url",
-        "headers",
-        ("tool_filters", "timeout", "idle_timeout", "pinning"),
-        ("mounts", "network"),
-        ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
-        "reveal",
-        ("created_at", "updated_at"),
-    ]
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
-        if is_operator(request.user):
-            return [*self.fields[:-2], *CATALOG_SERVER_FIELDS, *self.fields[-2:]]
-        return ["toolbox", *TENANT_SERVER_FIELDS, "reveal", ("created_at", "updated_at")]
+    readonly_fields = ["reveal", "created_at", "updated_at", "check_status", "check_status_plain"]
+    head = ["toolbox"]
+    tail = ["reveal", ("created_at", "updated_at")]
 
     parameter_values = staticmethod(parameter_values)
 
@@ -241,17 +279,13 @@ class ServerAdmin(TenantScoped, admin.ModelAdmin):
             kwargs["form"] = TenantServerForm
         return super().get_form(request, obj, change, **kwargs)
 
-    @admin.display(description="tenant", ordering="toolbox__tenant__slug")
-    def tenant(self, obj: Server) -> str:
-        return obj.toolbox.tenant.slug
+    def save_model(self, request: HttpRequest, obj: Server, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        warn_missing_filters(self, request, obj)
 
-    @admin.display(description="env")
-    def env_names(self, obj: Server) -> str:
-        return masked(obj.env)
-
-    @admin.display(description="headers")
-    def header_names(self, obj: Server) -> str:
-        return masked(obj.headers)
+    @admin.display(description="env and headers")
+    def secrets(self, obj: Server) -> str:
+        return masked({**(obj.env or {}), **(obj.headers or {})})
 
     @admin.display(description="secrets")
     def reveal(self, obj: Server) -> str:
@@ -278,121 +312,6 @@ class ServerAdmin(TenantScoped, admin.ModelAdmin):
             f"Secrets of {server.toolbox}/{server.name}",
             server=server,
             revealed=revealed,
-        )
-
-
-@admin.register(ApiKey)
-class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
-    form = ApiKeyForm
-    list_display = [
-        "key_prefix",
-        "label",
-        "tenant",
-        "status",
-        "last_used_at",
-        "expires_at",
-        "created_at",
-    ]
-    list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
-    list_select_related = ["tenant"]
-    search_fields = ["prefix", "label", "tenant__slug", "tenant__name"]
-    filter_horizontal = ["toolboxes"]
-    actions = ["revoke_keys"]
-
-    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
-        if obj is None:
-            return ["tenant", "label", "toolboxes", "expires_at"]
-        return [
-            "tenant",
-            "key_prefix",
-            "label",
-            "toolboxes",
-            "expires_at",
-            "status",
-            "created_at",
-            "last_used_at",
-            "revoked_at",
-            "revoke_link",
-        ]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
-        if obj is None:
-            return []
-        return [
-            "tenant",
-            "key_prefix",
-            "status",
-            "created_at",
-            "last_used_at",
-            "revoked_at",
-            "revoke_link",
-        ]
-
-    @admin.display(description="key", ordering="prefix")
-    def key_prefix(self, obj: ApiKey) -> str:
-        return f"wb_{obj.prefix}_…"
-
-    @admin.display(description="status")
-    def status(self, obj: ApiKey) -> str:
-        return obj.status
-
-    @admin.display(description="revoke")
-    def revoke_link(self, obj: ApiKey) -> str:
-        if obj.revoked_at is not None:
-            return "Revoked."
-        url = reverse("admin:toolboxes_apikey_revoke", args=[obj.pk])
-        return format_html('<a class="deletelink" href="{}">Revoke this key…</a>', url)
-
-    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
-        if change:
-            super().save_model(request, obj, form, change)
-            return
-        setattr(request, NEW_KEY_ATTRIBUTE, obj.assign_new_key())
-
-    def response_add(
-        self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
-    ) -> HttpResponse:
-        """Shows the new key on this response only: it is in no message, cookie or session."""
-        full_key = getattr(request, NEW_KEY_ATTRIBUTE, None)
-        if full_key is None:
-            return super().response_add(request, obj, post_url_continue)
-        response = _page(
-            self,
-            request,
-            "admin/toolboxes/apikey/created.html",
-            "API key created",
-            api_key=obj,
-            full_key=full_key,
-            change_url=reverse("admin:toolboxes_apikey_change", args=[obj.pk]),
-        )
-        response["Cache-Control"] = "no-store"
-        return response
-
-    @admin.action(description="Revoke selected API keys", permissions=["change"])
-    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = queryset.revoke()
-        self.message_user(request, f"Revoked {count} API key(s).", messages.SUCCESS)
-
-    def get_urls(self) -> list[Any]:
-        return [_object_view_url(self, "revoke", self.revoke_view), *super().get_urls()]
-
-    def revoke_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        api_key = self.get_object_or_404(request, object_id)  # another tenant's: 404
-        if not self.has_change_permission(request, api_key):
-            return HttpResponse("Forbidden", status=403)
-        change_url = reverse("admin:toolboxes_apikey_change", args=[api_key.pk])
-        if request.method == "POST":
-            api_key.revoke()
-            self.log_change(request, api_key, "Revoked")
-            self.message_user(request, f"Revoked {api_key}.", messages.SUCCESS)
-            return HttpResponseRedirect(change_url)
-        return _page(
-            self,
-            request,
-            "admin/toolboxes/apikey/revoke.html",
-            f"Revoke {api_key}?",
-            api_key=api_key,
-            change_url=change_url,
         )
 
 
@@ -479,4 +398,5 @@ class CatalogEntryAdmin(admin.ModelAdmin):
     def server_count(self, obj: CatalogEntry) -> int:
         return obj.server_total
 
-from toolboxes import pins_admin  # noqa: E402, F401  (held tool definitions)
+# Admins of their own modules: held tool definitions; API keys (hand-off, what a key sees).
+from toolboxes import keys_admin, pins_admin  # noqa: E402, F401

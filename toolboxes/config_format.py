@@ -14,9 +14,14 @@ A server made from a catalog entry is written `{"catalog": "<entry name>", "para
 {name: value}}` (secret values decrypted, like env values) with its filters, timeout, idle
 timeout and enabled; on import the entry must exist.
 
-Desktop `{"mcpServers": {...}}` files are read into one named toolbox; there, as in the
-export format, `"type": "http"` is taken for `streamable-http`, a server with a `url` and
-no `type` is a Streamable HTTP one, and `"disabled": true` means `"enabled": false`.
+Desktop files are read into one named toolbox: `{"mcpServers": {...}}` (Claude Desktop,
+Cursor, Windsurf, Gemini CLI) or VS Code's `{"servers": {...}}`; other top-level keys of
+such files (settings, VS Code's `inputs`) are ignored. There, as in the export format,
+`"type": "http"` is taken for `streamable-http`, a server with a `url` (or Windsurf's
+`serverUrl`, Gemini CLI's `httpUrl`) and no `type` is a Streamable HTTP one, and
+`"disabled": true` means `"enabled": false`. One toolbox is written back in the plain
+desktop form (`export_desktop`): `{"mcpServers": {...}}` alone, stdio servers as
+command/args/env, remote ones as `"type": "http"` (or `"sse"`)/url/headers.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from django.db import transaction
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
+from toolboxes.catalog import launch_of
 from toolboxes.models import CatalogEntry, PinningPolicy, Server, Tenant, Toolbox, Transport
 
 DEFAULT_TIMEOUT = 60
@@ -128,9 +134,23 @@ class TenantSpec(_Spec):
     toolboxes: dict[str, ToolboxSpec]
 
 
-class DesktopSpec(_Spec):
-    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True)
-    mcp_servers: dict[str, dict[str, Any]] = Field(alias="mcpServers")
+# Where a desktop file keeps its servers, and who writes it so.
+DESKTOP_KEYS = {
+    "mcpServers": "Claude Desktop, Cursor, Windsurf, Gemini CLI",
+    "servers": "VS Code",
+}
+EXPORT_KEY = "toolboxes"
+# Desktop spellings of a remote server's URL (Windsurf, Gemini CLI): Streamable HTTP.
+URL_ALIASES = ("serverUrl", "httpUrl")
+
+
+def _keys_found(data: dict[str, Any]) -> str:
+    keys = [f'"{key}"' for key in list(data)[:5]]
+    return "has " + ", ".join(keys) + (", ..." if len(data) > 5 else "") if keys else "is empty"
+
+
+def _desktop_keys() -> str:
+    return " or ".join(f'"{key}" ({clients})' for key, clients in DESKTOP_KEYS.items())
 
 
 # Export
@@ -189,6 +209,55 @@ def export_tenant(tenant: Tenant) -> dict[str, Any]:
 
 def export_all() -> dict[str, Any]:
     return {"tenants": {tenant.slug: export_tenant(tenant) for tenant in Tenant.objects.all()}}
+
+
+def desktop_server(server: Server) -> tuple[dict[str, Any], list[str]]:
+    """One server as desktop clients read it, and the names of what that form cannot hold
+    (set on this server, so a desktop client would not apply it)."""
+    launch = launch_of(server)  # a catalog-made server: what it runs, values filled in
+    data: dict[str, Any]
+    if launch.transport == Transport.STDIO:
+        data = {"command": launch.command, "args": launch.args, "env": _sorted(launch.env)}
+        left_out = [
+            name
+            for name, is_set in (
+                ("cwd", bool(launch.cwd)),
+                ("mounts", bool(launch.mounts)),
+                ("network", not launch.network),
+                ("limits", any(getattr(launch, field) is not None for field in LIMIT_FIELDS)),
+            )
+            if is_set
+        ]
+    else:
+        kind = "http" if launch.transport == Transport.STREAMABLE_HTTP else "sse"
+        data = {"type": kind, "url": launch.url, "headers": _sorted(launch.headers)}
+        left_out = []
+    if "*" not in server.tool_filters:
+        left_out.append("toolFilters")
+    if server.timeout != DEFAULT_TIMEOUT:
+        left_out.append("timeout")
+    if server.idle_timeout is not None:
+        left_out.append("idleTimeout")
+    return data, left_out
+
+
+def export_desktop(toolbox: Toolbox) -> tuple[dict[str, Any], list[str]]:
+    """One toolbox as a plain desktop `{"mcpServers": {...}}` file (secrets decrypted, as in
+    the export format), and a note per server on what the file leaves out."""
+    servers: dict[str, Any] = {}
+    notes: list[str] = []
+    ordered = toolbox.servers.select_related("catalog_entry").order_by("position", "pk")
+    for server in ordered:
+        if not server.enabled:
+            notes.append(f"Left out server '{server.name}': it is disabled.")
+            continue
+        servers[server.name], left_out = desktop_server(server)
+        if left_out:
+            notes.append(
+                f"Server '{server.name}': a desktop file cannot hold {', '.join(left_out)}; "
+                "a desktop client runs it without them."
+            )
+    return {"mcpServers": servers}, notes
 
 
 def dumps(data: dict[str, Any]) -> str:
@@ -259,6 +328,9 @@ def _server_spec(
     data = dict(data)
     if "disabled" in data and "enabled" not in data and isinstance(data["disabled"], bool):
         data["enabled"] = not data.pop("disabled")
+    for alias in URL_ALIASES:
+        if alias in data and "url" not in data and "type" not in data:
+            data["url"] = data.pop(alias)
     if data.get("type") == "http" or ("url" in data and "type" not in data):
         data["type"] = "streamable-http"
     model: type[_ServerSpec] = (
@@ -354,6 +426,12 @@ def import_tenant(tenant: Tenant, data: Any, *, replace: bool = False) -> tuple[
             "tenants: this is an export of all tenants; import one tenant's part "
             "(the object under tenants.<slug>)"
         )
+    if isinstance(data, dict) and EXPORT_KEY not in data:
+        raise ConfigError(
+            f"{EXPORT_KEY}: is required (this file {_keys_found(data)}); accepted top-level "
+            f'keys: "{EXPORT_KEY}" (export_config\'s format), or with --toolbox NAME '
+            f"{_desktop_keys()}"
+        )
     try:
         spec = TenantSpec.model_validate(data)
     except PydanticError as exc:
@@ -375,17 +453,34 @@ def import_tenant(tenant: Tenant, data: Any, *, replace: bool = False) -> tuple[
     return len(spec.toolboxes), servers
 
 
+def desktop_servers(data: Any) -> dict[str, Any]:
+    """The servers of a desktop file: under "mcpServers", or VS Code's "servers"."""
+    if not isinstance(data, dict):
+        raise ConfigError("top level: must be an object")
+    present = [key for key in DESKTOP_KEYS if key in data]
+    if len(present) > 1:
+        raise ConfigError('top level: both "mcpServers" and "servers"; keep one')
+    if not present:
+        raise ConfigError(
+            f"top level: no servers (this file {_keys_found(data)}); accepted top-level keys: "
+            f'{_desktop_keys()}, or "{EXPORT_KEY}" (export_config\'s format)'
+        )
+    servers = data[present[0]]
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{present[0]}: must be an object")
+    return servers
+
+
 def import_mcp_servers(
     tenant: Tenant, toolbox_name: str, data: Any, *, replace: bool = False
 ) -> int:
-    """Import a desktop client's `{"mcpServers": {...}}` into one toolbox of tenant."""
-    try:
-        spec = DesktopSpec.model_validate(data)
-    except PydanticError as exc:
-        raise _pydantic_error(exc) from None
+    """Import a desktop client's `{"mcpServers": {...}}` (or VS Code's `{"servers": ...}`)
+    into one toolbox of tenant."""
+    servers = desktop_servers(data)
+    key = next(key for key in DESKTOP_KEYS if key in data)
     with transaction.atomic():
         toolbox = tenant.toolboxes.filter(name=toolbox_name).first()
         if toolbox is None:
             toolbox = Toolbox(tenant=tenant, name=toolbox_name, description="Imported servers")
             _save(toolbox, "toolbox")
-        return _apply_servers(toolbox, spec.mcp_servers, replace=replace, where=("mcpServers",))
+        return _apply_servers(toolbox, servers, replace=replace, where=(key,))

@@ -9,16 +9,21 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, PinningPolicy, Server
+from toolboxes import checks
+from toolboxes.models import (
+    ApiKey,
+    CatalogEntry,
+    CatalogParameter,
+    PinningPolicy,
+    Server,
+    default_tool_filters,
+)
+from toolboxes.widgets import MASK, LinesField, NameValueRows, SecretMapField, ToolFiltersField
 
-MASK = "********"
+__all__ = ["MASK", "ApiKeyForm", "ServerForm", "TenantServerForm", "masked"]
+
 SECRET_FIELDS = ("env", "headers")
 DESTINATION_FIELDS = ("transport", "command", "args", "url")
-SECRET_HELP = (
-    'A JSON object of names to values, e.g. {"API_TOKEN": "${API_TOKEN}"}. Stored values are '
-    f"shown as {MASK}: leave that to keep a value, type a new one to replace it, remove the "
-    "name to delete it. Values are encrypted at rest."
-)
 
 
 def masked(values: dict[str, str] | None) -> str:
@@ -118,26 +123,39 @@ class ServerForm(forms.ModelForm):
         widget=ParametersWidget,
         help_text="The catalog entry's parameters. Secret values are never shown.",
     )
-    env = forms.JSONField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text=SECRET_HELP
+    args = LinesField(label="arguments", required=False)
+    env = SecretMapField(label="environment", required=False)
+    headers = SecretMapField(
+        label="headers", required=False, widget=NameValueRows(name_label="header")
     )
-    headers = forms.JSONField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text=SECRET_HELP
+    # A new server's form starts from the model's default (all tools): Django takes no
+    # initial values from a new instance, and this field replaces the model's own.
+    tool_filters = ToolFiltersField(
+        label="tools exposed", required=False, initial=default_tool_filters
     )
 
     class Meta:
         model = Server
         fields = "__all__"
-        widgets = {
-            "args": forms.Textarea(attrs={"rows": 2}),
-            "tool_filters": forms.Textarea(attrs={"rows": 1}),
-            "mounts": forms.Textarea(attrs={"rows": 2}),
-        }
+        widgets = {"mounts": forms.Textarea(attrs={"rows": 2})}
+
+    class Media:
+        js = ["toolboxes/server_form.js"]
+        css = {"all": ["toolboxes/server_form.css"]}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for field in SECRET_FIELDS:
             self.initial[field] = {name: MASK for name in self._stored(field)}
+            if field in self.fields:
+                self.fields[field].widget.stored = set(self._stored(field))
+        if "tool_filters" in self.fields and self.instance.pk is not None:
+            known = checks.offered_names(self.instance) is not None
+            self.fields["tool_filters"].widget.offered = (
+                list(self.instance.last_check_tools or []) if known else None
+            )
+        for field in self.fields.values():  # the help is said once, above the fields
+            field.help_text = ""
         self._setup_parameters()
 
     # Catalog-made servers: the chosen entry's parameters

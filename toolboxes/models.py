@@ -289,6 +289,13 @@ class Server(models.Model):
         help_text="Hold tools whose definitions are new or changed until an admin approves.",
     )
     enabled = models.BooleanField(default=True)
+    # The last connect's result, from an admin's check or the gateway's own connects
+    # (`toolboxes.checks`); written with update(), so no configuration version moves.
+    last_check_ok = models.BooleanField("last check succeeded", null=True, editable=False)
+    last_check_at = models.DateTimeField("last checked", null=True, editable=False)
+    last_check_ms = models.PositiveIntegerField("connect time (ms)", null=True, editable=False)
+    last_check_reason = models.CharField(max_length=1000, blank=True, editable=False)
+    last_check_tools = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

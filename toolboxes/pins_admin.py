@@ -10,7 +10,7 @@ from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
 
-from accounts.roles import ADMIN, ROLES, is_operator, tenant_ids
+from accounts.admin_scope import TenantScoped
 from toolboxes import pins
 from toolboxes.pins import ToolPin
 
@@ -34,7 +34,12 @@ class StatusFilter(admin.SimpleListFilter):
 
 
 @admin.register(ToolPin)
-class ToolPinAdmin(admin.ModelAdmin):
+class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
+    """Members see their tenants' pins only (another tenant's is 404, list filters name only
+    their own servers and tenants); a tenant's admins approve and reject, viewers read."""
+
+    tenant_path = "server__toolbox__tenant"
+    members_may = frozenset({"change"})  # deciding; a server offers its tools, none typed in
     change_form_template = "admin/toolboxes/toolpin/change_form.html"
     list_display = ["name", "server", "toolbox", "tenant", "status", "offered_at", "decided_at"]
     list_filter = [StatusFilter, "server__toolbox__tenant", "server"]
@@ -45,27 +50,9 @@ class ToolPinAdmin(admin.ModelAdmin):
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolPin]:
-        queryset = super().get_queryset(request).select_related("server__toolbox__tenant")
-        if is_operator(request.user):
-            return queryset
-        return queryset.filter(server__toolbox__tenant__in=tenant_ids(request.user, ROLES))
+        return super().get_queryset(request).select_related("server__toolbox__tenant")
 
-    def _may_decide(self, request: HttpRequest, obj: ToolPin | None = None) -> bool:
-        if is_operator(request.user):
-            return True
-        admin_of = tenant_ids(request.user, [ADMIN])
-        return bool(admin_of) if obj is None else obj.server.toolbox.tenant_id in admin_of
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return is_operator(request.user) or bool(tenant_ids(request.user, ROLES))
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.has_module_permission(request)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._may_decide(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a server offers its tools; nobody types them in
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -86,16 +73,20 @@ class ToolPinAdmin(admin.ModelAdmin):
         return format_html('<pre class="wb-diff">{}</pre>', obj.diff())
 
     def _decide(self, request: HttpRequest, chosen: list[ToolPin], approve: bool) -> None:
-        allowed = [pin for pin in chosen if self._may_decide(request, pin)]
+        allowed = [pin for pin in chosen if self.has_change_permission(request, pin)]
         count = pins.approve(allowed) if approve else pins.reject(allowed)
         verb = "Approved" if approve else "Rejected"
         self.message_user(request, f"{verb} {count} tool definition(s).", messages.SUCCESS)
 
-    @admin.action(description="Approve the offered definitions of the selected tools")
+    @admin.action(
+        description="Approve the offered definitions of the selected tools", permissions=["change"]
+    )
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[ToolPin]) -> None:
         self._decide(request, list(queryset), approve=True)
 
-    @admin.action(description="Reject the offered definitions of the selected tools")
+    @admin.action(
+        description="Reject the offered definitions of the selected tools", permissions=["change"]
+    )
     def reject_selected(self, request: HttpRequest, queryset: QuerySet[ToolPin]) -> None:
         self._decide(request, list(queryset), approve=False)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from accounts.oauth_config import provider_settings
 from mcp_gateway.envrefs import env_file_names
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.sandbox import SandboxPolicy
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "axes",
+    "oauth2_provider",
     "toolboxes",
     "accounts",
     "calls",
@@ -148,6 +150,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Secure cookies whenever the admin is served over HTTPS in production.
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+
+# The gateway's endpoint as clients reach it (e.g. https://mcp.example.com/mcp), for the
+# client configurations the admin hands out with a key; empty: what the admin's request shows.
+WORKBENCH_PUBLIC_URL: str = env.str("WORKBENCH_PUBLIC_URL", default="")
 
 # The gateway's own knobs (read by mcp_gateway through django.conf.settings); their
 # defaults live in one place, mcp_gateway.options.GatewayOptions.
@@ -265,6 +271,33 @@ WORKBENCH_CALL_LOG_QUEUE: int = env.int("WORKBENCH_CALL_LOG_QUEUE", default=1000
 WORKBENCH_CALL_LOG_BATCH: int = env.int("WORKBENCH_CALL_LOG_BATCH", default=500)
 WORKBENCH_CALL_LOG_RETENTION_DAYS: int = env.int("WORKBENCH_CALL_LOG_RETENTION_DAYS", default=30)
 WORKBENCH_CALL_LOG_PAYLOAD_BYTES: int = env.int("WORKBENCH_CALL_LOG_PAYLOAD_BYTES", default=4096)
+# OAuth 2.1 sign-in for tenant members (accounts/oauth_*.py; README "Connect from Claude.ai or
+# ChatGPT"): the gateway is its own authorization server, on django-oauth-toolkit.
+# WORKBENCH_PUBLIC_URL (above) is also the protected resource its metadata and the 401's
+# resource_metadata advertise; the authorization server is at its origin.
+WORKBENCH_OAUTH_REGISTRATION: bool = env.bool("WORKBENCH_OAUTH_REGISTRATION", default=True)
+WORKBENCH_OAUTH_CLIENT_ID_DOCUMENTS: bool = env.bool(
+    "WORKBENCH_OAUTH_CLIENT_ID_DOCUMENTS", default=True
+)
+WORKBENCH_OAUTH_ACCESS_TOKEN_SECONDS: int = env.int(
+    "WORKBENCH_OAUTH_ACCESS_TOKEN_SECONDS", default=3600
+)
+WORKBENCH_OAUTH_REFRESH_TOKEN_SECONDS: int = env.int(
+    "WORKBENCH_OAUTH_REFRESH_TOKEN_SECONDS", default=30 * 24 * 3600
+)
+WORKBENCH_OAUTH_REDIRECT_SCHEMES: list[str] = env.list(
+    "WORKBENCH_OAUTH_REDIRECT_SCHEMES", default=["https"]
+)
+WORKBENCH_OAUTH_LOOPBACK_HTTP: bool = env.bool("WORKBENCH_OAUTH_LOOPBACK_HTTP", default=True)
+OAUTH2_PROVIDER = provider_settings(
+    issuer=WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix("/mcp"),
+    registration=WORKBENCH_OAUTH_REGISTRATION,
+    client_id_documents=WORKBENCH_OAUTH_CLIENT_ID_DOCUMENTS,
+    refresh_token_seconds=WORKBENCH_OAUTH_REFRESH_TOKEN_SECONDS,
+    redirect_schemes=WORKBENCH_OAUTH_REDIRECT_SCHEMES,
+    loopback_http=WORKBENCH_OAUTH_LOOPBACK_HTTP,
+)
+
 # plain (default) or json: one JSON object per line, uvicorn's own lines included.
 LOG_FORMAT: str = env.str("LOG_FORMAT", default="plain")
 if LOG_FORMAT not in ("plain", "json"):

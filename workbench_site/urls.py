@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from workbench_site import health
 
@@ -13,4 +13,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    # OAuth 2.1 sign-in for tenant members: metadata, consent, token, registration.
+    path("", include("accounts.oauth_urls")),
 ]

@@ -291,6 +291,7 @@ def test_tenant_admin_manages_its_toolboxes_keys_and_servers(as_user, acme):
             "expires_at_0": "",
             "expires_at_1": "",
         },
+        follow=True,
     )
     assert response.status_code == 200 and "wb_" in response.content.decode()
     assert list(ApiKey.objects.get(label="ci").toolboxes.all()) == [toolbox]

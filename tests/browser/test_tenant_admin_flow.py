@@ -5,6 +5,7 @@ another tenant's admin sees none of it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 
@@ -12,14 +13,17 @@ import pytest
 from django.contrib.auth.models import User
 
 from accounts.models import Membership
+from calls.models import CallRecord
 from tests.harness.paths import FIXTURE_SERVER
-from tests.harness.results import payload
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from tests.harness.results import payload, text_of, use
+from tests.harness.waits import wait_until
+from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
 KEY_RE = re.compile(r"wb_[a-z0-9]{8}_[A-Za-z0-9_-]{43}")
 OPERATOR_PASSWORD = "pw-operator-browser-1"
 GLOBEX_PASSWORD = "pw-globex-browser-1"
 NEW_PASSWORD = "ada-chose-this-passphrase-7"
+CATALOG_TOKEN = "tok-catalog-secret-0451"
 
 
 @pytest.fixture
@@ -29,6 +33,17 @@ def people(transactional_db):
     Toolbox.objects.create(tenant=globex, name="globex-box", description="Globex tools")
     gus = User.objects.create_user("gus", password=GLOBEX_PASSWORD, is_staff=True)
     Membership.objects.create(user=gus, tenant=globex, role="admin")
+    # The operator's catalog: the fixture server, its token a secret parameter.
+    entry = CatalogEntry.objects.create(
+        name="io.example/fixture",
+        title="Fixture",
+        command=sys.executable,
+        args=[FIXTURE_SERVER],
+        env={"FIXTURE_TOKEN": "{{token}}"},
+    )
+    CatalogParameter.objects.create(
+        entry=entry, name="token", description="The API token", required=True, secret=True
+    )
 
 
 def login(page, username: str, password: str) -> None:
@@ -94,10 +109,30 @@ def test_operator_invites_a_tenant_admin_who_makes_a_working_key(
     chromium.run(change_password_and_make_toolboxes)
     shot(ada, "03-admin-toolboxes")
     research = Toolbox.objects.get(tenant__slug="acme", name="research")
-    # (The catalog step adds the server here in the browser; until then, the test does.)
-    server = Server(toolbox=research, name="fixture", command=sys.executable, args=[FIXTURE_SERVER])
-    server.full_clean()
-    server.save()
+
+    def add_server_from_the_catalog() -> str:
+        ada.goto("/admin/toolboxes/server/add/")
+        ada.select_option("#id_toolbox", label="acme/research")
+        ada.fill("#id_name", "fixture")
+        with ada.expect_navigation():  # picking an entry brings its parameters
+            ada.select_option("#id_catalog_entry", label="io.example/fixture")
+        ada.wait_for_selector('input[name="parameter_values__token"][type="password"]')
+        ada.fill('input[name="parameter_values__token"]', CATALOG_TOKEN)
+        html = ada.content()
+        ada.click("input[name=_save]")
+        ada.wait_for_selector("text=was added successfully")
+        return html
+
+    form_html = chromium.run(add_server_from_the_catalog)
+    shot(ada, "035-admin-server-from-the-catalog")
+    for raw in ('name="command"', 'name="args"', 'name="url"', 'name="mounts"'):
+        assert raw not in form_html  # a tenant admin never sees what the entry runs
+    server = Server.objects.get(toolbox=research, name="fixture")
+    assert server.catalog_entry.name == "io.example/fixture"
+    assert server.secret_parameters == {"token": CATALOG_TOKEN}
+    assert CATALOG_TOKEN not in chromium.run(
+        lambda: (ada.goto(f"/admin/toolboxes/server/{server.pk}/change/"), ada.content())[1]
+    )
 
     def create_limited_key() -> str:
         ada.goto("/admin/toolboxes/apikey/add/")
@@ -115,15 +150,29 @@ def test_operator_invites_a_tenant_admin_who_makes_a_working_key(
     assert api_key.matches(key) and list(api_key.toolboxes.all()) == [research]
 
     # The key, from the SDK's client: only the toolbox it is limited to.
-    async def use_key() -> tuple[str, list[str]]:
+    async def use_key() -> tuple[str, list[str], str]:
         async with live_gateway.session(key) as session:
             instructions = (await session.initialize()).instructions or ""
             data = payload(await session.call_tool("open_toolbox", {"toolbox": "research"}))
-        return instructions, [tool["name"] for tool in data["tools"]]
+            env = await session.call_tool("use_tool", use("research", "fixture", "env"))
+        return instructions, [tool["name"] for tool in data["tools"]], text_of(env)
 
-    instructions, tools = asyncio.run(use_key())
+    instructions, tools, env = asyncio.run(use_key())
     assert "research" in instructions and "scratch" not in instructions
     assert "echo" in tools
+    assert json.loads(env)["FIXTURE_TOKEN"] == CATALOG_TOKEN  # the secret reached the server
+
+    # The call log, written in batches off the request path: the admin reads its calls.
+    wait_until(
+        lambda: CallRecord.objects.filter(tenant__slug="acme", tool="env").exists(),
+        15,
+        "the call log's batch",
+    )
+    call_log = chromium.run(
+        lambda: (ada.goto("/admin/calls/callrecord/"), ada.inner_text("#result_list"))[1]
+    )
+    shot(ada, "045-admin-call-log")
+    assert "env" in call_log and "research" in call_log and CATALOG_TOKEN not in call_log
 
     # Another tenant's admin: none of it, and its URLs are 404.
     gus = chromium.new_page(base)
@@ -134,6 +183,8 @@ def test_operator_invites_a_tenant_admin_who_makes_a_working_key(
         for name in ("toolbox", "apikey", "server", "tenant"):
             gus.goto(f"/admin/toolboxes/{name}/")
             seen[name] = gus.content()
+        gus.goto("/admin/calls/callrecord/")
+        seen["calls"] = gus.content()
         gus.goto("/admin/toolboxes/toolbox/")
         seen["status"] = gus.goto(f"/admin/toolboxes/toolbox/{research.pk}/change/").status
         return seen

@@ -68,3 +68,67 @@ def test_the_default_environment_is_still_a_small_allowlist():
         "TERM",
         "USER",
     }, "mcp.client.stdio.get_default_environment passes more than its POSIX allowlist"
+
+
+# Issue 15 (performance): what mcp_gateway/http.py, telemetry.py and
+# workbench_site/http_protocol.py take from the SDK's and uvicorn's insides.
+
+
+def test_the_dispatcher_still_looks_up_its_span_helpers_by_module_name():
+    """telemetry._sdk_spans swaps these module globals for no-ops when nothing records
+    spans; that only works while send_request calls them through the module."""
+    from mcp.shared import _otel, jsonrpc_dispatcher
+
+    source = inspect.getsource(jsonrpc_dispatcher.JSONRPCDispatcher.send_raw_request)
+    for name in ("otel_span", "inject_trace_context"):
+        assert hasattr(jsonrpc_dispatcher, name) and hasattr(_otel, name), (
+            f"mcp.shared.jsonrpc_dispatcher.{name} is gone: see telemetry._sdk_spans"
+        )
+        assert f"{name}(" in source, (
+            f"JSONRPCDispatcher.send_raw_request no longer calls {name}: see telemetry._sdk_spans"
+        )
+
+
+def test_the_sdk_spans_are_off_without_a_tracer_and_back_with_one():
+    from mcp.shared import _otel, jsonrpc_dispatcher
+
+    from mcp_gateway import telemetry
+
+    try:
+        telemetry._sdk_spans(False)
+        assert jsonrpc_dispatcher.otel_span is telemetry._no_span
+        with jsonrpc_dispatcher.otel_span("x", kind=None) as span:
+            span.set_attributes({"a": "b"})  # what send_request does with it
+            span.set_status(None)
+    finally:
+        telemetry._sdk_spans(telemetry.tracing())
+    telemetry._sdk_spans(True)
+    assert jsonrpc_dispatcher.otel_span is _otel.otel_span
+    assert jsonrpc_dispatcher.inject_trace_context is _otel.inject_trace_context
+    telemetry._sdk_spans(telemetry.tracing())
+
+
+def test_the_session_manager_still_offers_json_answers_and_the_accept_check():
+    from mcp.server.streamable_http import check_accept_headers
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    parameters = inspect.signature(StreamableHTTPSessionManager).parameters
+    for name in ("json_response", "stateless", "security_settings", "max_request_body_size"):
+        assert name in parameters, (
+            f"StreamableHTTPSessionManager lost its {name!r} argument: see mcp_gateway/http.py"
+        )
+    assert list(inspect.signature(check_accept_headers).parameters) == ["request"], (
+        "mcp.server.streamable_http.check_accept_headers changed: see http._answers_as_json"
+    )
+
+
+def test_uvicorns_httptools_protocol_still_has_what_the_bounded_one_overrides():
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    for name in ("data_received", "on_headers_complete", "on_message_complete"):
+        assert callable(getattr(HttpToolsProtocol, name, None)), (
+            f"uvicorn's HttpToolsProtocol.{name} is gone: see workbench_site/http_protocol.py"
+        )
+    assert "msg" in inspect.signature(HttpToolsProtocol.send_400_response).parameters
+    assert "h11_max_incomplete_event_size" in inspect.signature(Config).parameters

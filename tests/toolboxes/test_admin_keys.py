@@ -20,7 +20,8 @@ def tenant(db):
 def create_key(admin_client, tenant, **fields):
     data = {"tenant": tenant.pk, "label": "ci", "expires_at_0": "", "expires_at_1": ""}
     data.update(fields)
-    return admin_client.post(reverse("admin:toolboxes_apikey_add"), data)
+    # Creating redirects to the key's hand-off page (tests/toolboxes/test_key_handoff.py).
+    return admin_client.post(reverse("admin:toolboxes_apikey_add"), data, follow=True)
 
 
 def test_new_key_is_shown_once_and_never_again(admin_client, tenant):

@@ -79,7 +79,8 @@ def test_a_bad_inline_saves_nothing(admin_client, tenant):
 
 
 def test_invalid_json_is_a_field_error(admin_client, tenant):
-    servers = [server_form(0, name="s", command="uvx", args="[not json")]
+    """A whole map posted as JSON (scripts) must be JSON; args are lines, not JSON."""
+    servers = [server_form(0, name="s", command="uvx", env="{not json")]
     response = admin_client.post(
         reverse("admin:toolboxes_toolbox_add"), toolbox_post(tenant, servers)
     )

@@ -6,14 +6,21 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from toolboxes.config_format import ConfigError, import_mcp_servers, import_tenant, loads
+from toolboxes.config_format import (
+    EXPORT_KEY,
+    ConfigError,
+    import_mcp_servers,
+    import_tenant,
+    loads,
+)
 from toolboxes.management.commands.create_api_key import find_tenant
 
 
 class Command(BaseCommand):
     help = (
         "Read toolboxes and servers from JSON (the export_config format, or with --toolbox a "
-        'desktop client\'s {"mcpServers": ...} file). All or nothing.'
+        'desktop client\'s {"mcpServers": ...} file or VS Code\'s {"servers": ...}). '
+        "All or nothing."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,7 +32,9 @@ class Command(BaseCommand):
             help="Make the configuration exactly the file's (removes what it does not list).",
         )
         parser.add_argument(
-            "--toolbox", help='Read a desktop {"mcpServers": ...} file into this toolbox.'
+            "--toolbox",
+            help='Read a desktop {"mcpServers": ...} (or VS Code {"servers": ...}) file into '
+            "this toolbox.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -38,7 +47,7 @@ class Command(BaseCommand):
         try:
             data = loads(text)
             toolbox = options["toolbox"]
-            if toolbox and isinstance(data, dict) and "toolboxes" not in data:
+            if toolbox and isinstance(data, dict) and EXPORT_KEY not in data:
                 servers = import_mcp_servers(tenant, toolbox, data, replace=options["replace"])
                 summary = f"{servers} server(s) into toolbox '{toolbox}'"
             else:

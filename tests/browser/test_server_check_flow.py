@@ -1,0 +1,98 @@
+"""In a real browser: an operator opens a server never checked (fields shown by transport),
+checks it (connected, its tools listed), picks filters from those tools, saves, and sees
+the status in the server list. A screenshot of each screen."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from django.contrib.auth.models import User
+
+from tests.harness.paths import FIXTURE_SERVER
+from toolboxes.models import Server, Tenant, Toolbox
+
+PASSWORD = "pw-operator-check-1"
+
+
+@pytest.fixture
+def fixture_server(transactional_db):
+    User.objects.create_superuser("olga", password=PASSWORD)
+    toolbox = Toolbox.objects.create(
+        tenant=Tenant.objects.create(slug="acme", name="Acme"), name="dev", description="Dev"
+    )
+    server = Server(toolbox=toolbox, name="fixture", command=sys.executable, args=[FIXTURE_SERVER])
+    server.full_clean()
+    server.save()
+    return server
+
+
+def test_check_a_server_and_pick_its_filters(
+    chromium, live_gateway, fixture_server, plain_http_cookies
+):
+    base = live_gateway.url.removesuffix("/mcp")
+    page = chromium.new_page(base)
+    change = f"/admin/toolboxes/server/{fixture_server.pk}/change/"
+
+    def open_the_server() -> dict[str, bool]:
+        page.goto("/admin/login/?next=/admin/")
+        page.fill("#id_username", "olga")
+        page.fill("#id_password", PASSWORD)
+        page.click("input[type=submit]")
+        page.wait_for_load_state()
+        page.goto(change)
+        page.wait_for_selector("text=The server has not been checked yet")
+        seen = {"remote shown for stdio": page.is_visible("fieldset.wb-remote")}
+        page.select_option("#id_transport", "streamable-http")
+        seen["command shown for remote"] = page.is_visible("fieldset.wb-stdio")
+        seen["url shown for remote"] = page.is_visible("#id_url")
+        page.select_option("#id_transport", "stdio")
+        rows = page.locator("table.wb-rows").first.locator("tbody tr")  # env
+        before = rows.count()
+        page.click("button.wb-add-row")
+        seen["a row added"] = rows.count() == before + 1
+        seen["its name input"] = page.is_visible(f"input[name=env__name__{before}]")
+        return seen
+
+    seen = chromium.run(open_the_server)
+    assert seen == {
+        "remote shown for stdio": False,
+        "command shown for remote": False,
+        "url shown for remote": True,
+        "a row added": True,
+        "its name input": True,
+    }
+    chromium.shot(page, "check-01-server-form-not-checked")
+
+    def check() -> str:
+        page.click("button.wb-check")
+        page.wait_for_selector("#check-summary")
+        return page.inner_text("#check-summary")
+
+    summary = chromium.run(check)
+    assert summary.startswith("Server dev/fixture: connected in ")
+    chromium.shot(page, "check-02-check-result-with-tools")
+
+    def pick_filters() -> str:
+        page.click("text=Back to the server")
+        page.wait_for_selector("input[name=tool_filters][value=echo]")
+        page.uncheck("input[name=tool_filters][value='*']")
+        page.check("input[name=tool_filters][value=echo]")
+        page.check("input[name=tool_filters][value=add]")
+        page.click("input[name=_save]")
+        page.wait_for_selector("text=was changed successfully")
+        return page.inner_text("#result_list")
+
+    listing = chromium.run(pick_filters)
+    chromium.shot(page, "check-03-server-list-with-status")
+    fixture_server.refresh_from_db()
+    assert fixture_server.tool_filters == ["echo", "add"]
+    assert "echo, add" in listing and "ok: " in listing
+
+    def toolbox_page() -> str:
+        page.goto(f"/admin/toolboxes/toolbox/{fixture_server.toolbox_id}/change/")
+        return page.inner_text(".inline-related")
+
+    inline = chromium.run(toolbox_page)
+    chromium.shot(page, "check-04-toolbox-page-server-status")
+    assert "ok: " in inline and "Check now" in inline

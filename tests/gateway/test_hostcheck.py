@@ -1,0 +1,77 @@
+"""The /mcp Host and Origin checks (set lookups) answer what the SDK's pattern scan did,
+for the same ALLOWED_HOSTS: every case below is also run through the SDK's own check."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+
+from mcp_gateway.hostcheck import HostCheck
+
+ALLOWED = ["localhost", "127.0.0.1", "[::1]", "gw.example.com"]
+HOSTS = [
+    "localhost",
+    "localhost:8000",
+    "localhost:",
+    "localhost:x:y",
+    "127.0.0.1:1",
+    "[::1]",
+    "[::1]:8000",
+    "[::1]8000",
+    "gw.example.com",
+    "gw.example.com:443",
+    "evil.example",
+    "localhost.evil",
+    "evil:localhost",
+    "[::2]:80",
+    "",
+    "LOCALHOST",
+]
+ORIGINS = [
+    "",
+    "http://localhost",
+    "https://localhost:3000",
+    "http://[::1]:9",
+    "ftp://localhost",
+    "http://evil.example",
+    "https://gw.example.com",
+    "http://gw.example.com.evil:1",
+    "http://localhost.evil",
+    "null",
+]
+
+
+def sdk_answer(headers: dict[bytes, bytes]) -> tuple[int, bytes] | None:
+    """What the SDK's check (as the gateway configured it before) says."""
+    hosts = [h for name in ALLOWED for h in (name, f"{name}:*")]
+    origins = [f"{s}://{n}{p}" for n in ALLOWED for s in ("http", "https") for p in ("", ":*")]
+    check = TransportSecurityMiddleware(
+        TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+    )
+    if not check._validate_host(headers.get(b"host", b"").decode() or None):
+        return 421, b"Invalid Host header"
+    if not check._validate_origin(headers.get(b"origin", b"").decode() or None):
+        return 403, b"Invalid Origin header"
+    return None
+
+
+@pytest.mark.once
+@pytest.mark.parametrize("origin", ORIGINS)
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_set_lookup_answers_as_the_sdk_does(host, origin):
+    headers = {b"content-type": b"application/json", b"host": host.encode()}
+    if origin:
+        headers[b"origin"] = origin.encode()
+    scope = {"method": "POST"}
+    assert HostCheck(ALLOWED).refusal(scope, headers) == sdk_answer(headers)
+
+
+@pytest.mark.once
+def test_a_star_turns_it_off_and_a_wrong_content_type_is_left_to_the_sdk():
+    foreign = {b"host": b"evil.example", b"content-type": b"application/json"}
+    assert HostCheck(["*"]).refusal({"method": "POST"}, foreign) is None
+    assert (
+        HostCheck(ALLOWED).refusal({"method": "POST"}, {**foreign, b"content-type": b"text/plain"})
+        is None
+    )
+    assert HostCheck(ALLOWED).refusal({"method": "GET"}, foreign) == (421, b"Invalid Host header")
