@@ -13,7 +13,7 @@ TEST_WORKERS ?= 3
 FASTMCP_VENV := bench/.fastmcp-venv
 FASTMCP_SPEC ?= fastmcp==4.1.2
 
-.PHONY: run test test-sqlite test-postgres lint bench clean sandbox chromium
+.PHONY: run test test-sqlite test-postgres lint bench bench-smoke clean sandbox chromium
 # Screenshots of the browser tests (tests/browser/) go here.
 export WORKBENCH_SCREENSHOTS ?= tests/screenshots
 
@@ -89,9 +89,13 @@ test: $(VENV)/.test-installed sandbox chromium
 		$(MAKE) --no-print-directory test-postgres; \
 	else echo "== PostgreSQL not reachable at $(PG_TEST_URL): ran SQLite only"; fi
 
+# The SQLite pass makes its test databases from the models (--nomigrations: seconds per
+# worker); the migrations themselves run for every gateway-process test's database (SQLite)
+# and in the PostgreSQL pass.
 test-sqlite: $(VENV)/.test-installed sandbox chromium
 	@echo "== test suite on SQLite ($(TEST_WORKERS) workers); browser screenshots in $(WORKBENCH_SCREENSHOTS)/"
-	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS)
+	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) \
+		--nomigrations -m "not bench"
 
 # Tests marked `once` are the same whatever the test database (bench smoke runs, in-process
 # fuzzing, gateway processes on a SQLite file of their own): they
@@ -99,7 +103,13 @@ test-sqlite: $(VENV)/.test-installed sandbox chromium
 test-postgres: $(VENV)/.test-installed sandbox chromium
 	@echo "== test suite on PostgreSQL ($(PG_TEST_URL), $(TEST_WORKERS) workers), 'once' excepted"
 	env -u DJANGO_ALLOW_ASYNC_UNSAFE TEST_DATABASE_URL="$(PG_TEST_URL)" \
-		$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not once"
+		$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not once and not bench"
+
+# Every benchmark script in --quick mode, and the soak (tests/test_bench_smoke.py): that
+# they run, not what they measure. `make test` runs the latency one only.
+bench-smoke: $(VENV)/.test-installed sandbox
+	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) \
+		-m bench tests/test_bench_smoke.py
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .

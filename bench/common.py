@@ -35,7 +35,10 @@ if str(ROOT) not in sys.path:
 
 # The harness the tests share (its Django-free modules); some names only re-exported here
 # for the bench scripts.
-from tests.harness.deployment import Deployment  # noqa: E402 - needs ROOT on sys.path
+from tests.harness.deployment import (  # noqa: E402 - needs ROOT on sys.path
+    Deployment,
+    migrated_template,
+)
 from tests.harness.net import free_port, listening  # noqa: E402, F401
 from tests.harness.procs import (  # noqa: E402, F401
     cmdline,
@@ -303,18 +306,17 @@ def gateway(
 @contextmanager
 def database_template() -> Iterator[None]:
     """One migrated SQLite file that every gateway started meanwhile (here or in child
-    processes) copies, instead of each migrating its own: seconds saved per gateway. One
-    already named in the environment (by the bench smoke tests) is used as it is."""
+    processes) copies, instead of each migrating its own: seconds saved per gateway (the
+    test harness's template, made once per set of migrations). One already named in the
+    environment is used as it is."""
     if os.environ.get(DB_TEMPLATE):
         yield
         return
-    with tempfile.TemporaryDirectory(prefix="wb-bench-db-") as workdir:
-        Deployment(Path(workdir)).manage("migrate", "-v0")
-        os.environ[DB_TEMPLATE] = str(Path(workdir) / "gateway.sqlite3")
-        try:
-            yield
-        finally:
-            os.environ.pop(DB_TEMPLATE, None)
+    os.environ[DB_TEMPLATE] = str(migrated_template())
+    try:
+        yield
+    finally:
+        os.environ.pop(DB_TEMPLATE, None)
 
 
 def in_fastmcp_venv(code: str, timeout: float = 120) -> subprocess.CompletedProcess[str] | None:

@@ -70,4 +70,3 @@ class Pins:
 
     def held_names(self, tools: Iterable[types.Tool], fingerprint: str) -> set[str]:
         return {tool.name for tool in tools if self.held(tool, fingerprint)}
-

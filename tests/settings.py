@@ -33,3 +33,11 @@ if os.environ.get("WORKBENCH_STORE_DIR_PID") != str(os.getpid()):
 from workbench_site.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+if "TEST_DATABASE_URL" not in os.environ:
+    # A test database in a file of this process's own (xdist adds the worker to its name),
+    # not Django's in-memory one: its shared cache refuses a read at once ("database table
+    # is locked") while the live gateway's threads write, where a file in WAL mode reads on.
+    _test_db_dir = tempfile.mkdtemp(prefix="wb-testdb-")
+    atexit.register(shutil.rmtree, _test_db_dir, ignore_errors=True)
+    DATABASES["default"]["TEST"] = {"NAME": os.path.join(_test_db_dir, "test.sqlite3")}  # noqa: F405

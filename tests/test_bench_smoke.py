@@ -1,21 +1,17 @@
 """Tiny runs of every benchmark script and of the soak, so that they do not rot (not a
 measurement).
 
-`bench/run_all.py --quick` runs each script of bench/ with a few calls (side by side, the
-FastMCP path skipped), and joins their rows; a script that fails shows as an ERROR row.
+`bench/run_all.py --quick --only SECTION` runs a script of bench/ with a few calls (the
+FastMCP path skipped); a script that fails shows as an ERROR row. Those marked `bench` run
+with `make bench-smoke`, not in `make test`'s passes.
 """
 
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from bench.common import DB_TEMPLATE
-from tests.harness.deployment import DATABASE, Deployment
 
 ROOT = Path(__file__).resolve().parents[1]
 # The scripts make their own SQLite deployments: one run, whatever TEST_DATABASE_URL says.
@@ -32,18 +28,6 @@ SECTIONS = (
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def database_template(tmp_path_factory) -> Iterator[None]:
-    """One migrated database for every script these tests run (a copy of this worker's)."""
-    deployment = Deployment(tmp_path_factory.mktemp("bench-template"))
-    deployment.migrate()
-    os.environ[DB_TEMPLATE] = str(deployment.workdir / DATABASE)
-    try:
-        yield
-    finally:
-        os.environ.pop(DB_TEMPLATE, None)
-
-
 def run_quick(script: str, *args: str) -> None:
     """A bench script in --quick mode, bounded in time; it must exit 0."""
     done = subprocess.run(
@@ -56,7 +40,12 @@ def run_quick(script: str, *args: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("section", SECTIONS)
+# `make test` runs the latency section (bench/common.py's gateways, sessions and table, which
+# every script shares); `make bench-smoke` runs them all: each costs a pass tens of seconds.
+@pytest.mark.parametrize(
+    "section",
+    [SECTIONS[0], *(pytest.param(section, marks=pytest.mark.bench) for section in SECTIONS[1:])],
+)
 def test_every_benchmark_script_runs(tmp_path, section):
     """One section per test, so that the workers share them out."""
     output = tmp_path / "latest.md"
@@ -70,6 +59,7 @@ def test_every_benchmark_script_runs(tmp_path, section):
     assert "2 cores" in table or "cores (nproc)" in table
 
 
+@pytest.mark.bench
 def test_soak_runs_its_faults_and_leaves_nothing_behind(tmp_path):
     rows_file = tmp_path / "soak.json"
     run_quick("soak.py", "--json", str(rows_file))

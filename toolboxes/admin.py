@@ -398,5 +398,6 @@ class CatalogEntryAdmin(admin.ModelAdmin):
     def server_count(self, obj: CatalogEntry) -> int:
         return obj.server_total
 
+
 # Admins of their own modules: held tool definitions; API keys (hand-off, what a key sees).
 from toolboxes import keys_admin, pins_admin  # noqa: E402, F401

@@ -45,4 +45,3 @@ def decrypt(token: str) -> str:
             "A stored secret cannot be decrypted with ENCRYPTION_KEYS "
             "(was a key removed before rotation?)"
         ) from exc
-

@@ -68,9 +68,7 @@ def connect_signals() -> None:
     )
     for model in (CatalogEntry, CatalogParameter):
         name = model.__name__
-        post_save.connect(
-            _on_catalog_change, sender=model, dispatch_uid=f"wb-version-save-{name}"
-        )
+        post_save.connect(_on_catalog_change, sender=model, dispatch_uid=f"wb-version-save-{name}")
         post_delete.connect(
             _on_catalog_change, sender=model, dispatch_uid=f"wb-version-delete-{name}"
         )

@@ -94,6 +94,15 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'workbench.sqlite3'}"),
 }
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Several processes share one SQLite file (gateway workers, the admin, commands, the call
+    # log's writer): WAL lets reads go on while one connection writes; a write transaction
+    # takes its lock when it begins (a wait, where upgrading a read lock would fail at once);
+    # a writer waits up to 20 s for another.
+    _sqlite = DATABASES["default"].setdefault("OPTIONS", {})
+    _sqlite.setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    _sqlite.setdefault("transaction_mode", "IMMEDIATE")
+    _sqlite.setdefault("timeout", 20)
 
 # The shared store (open toolboxes, configuration versions, rate buckets). By default an
 # on-disk store that every process of this machine shares (gateway workers, the admin,

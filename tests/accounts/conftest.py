@@ -70,7 +70,7 @@ def _member(username: str, **roles: str) -> User:
 @pytest.fixture
 def people(acme: TenantObjects, globex: TenantObjects) -> dict[str, User]:
     operator = User.objects.create_user("olga", password="pw-olga-1234", is_staff=True)
-    operator.groups.add(Group.objects.get(name=OPERATORS_GROUP))
+    operator.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
     return {
         "operator": operator,
         "acme_admin": _member("ada", acme="admin"),

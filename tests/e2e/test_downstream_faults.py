@@ -17,7 +17,9 @@ from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, raw_rpc, text_of, use
 from tests.harness.waits import eventually, wait_until
 
-pytestmark = pytest.mark.anyio
+# Between the gateway and its downstream servers (processes, networks): the same whatever
+# the test database, so the SQLite pass alone runs it.
+pytestmark = [pytest.mark.anyio, pytest.mark.once]
 
 
 async def open_dev(session) -> dict:

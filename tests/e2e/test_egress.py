@@ -15,7 +15,9 @@ from tests.harness.net import free_port
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import http_fixture_process, server_process
 
-pytestmark = pytest.mark.anyio
+# Between the gateway and its downstream servers (processes, networks): the same whatever
+# the test database, so the SQLite pass alone runs it.
+pytestmark = [pytest.mark.anyio, pytest.mark.once]
 
 UNREACHABLE = "the server could not be reached"
 

@@ -94,7 +94,7 @@ def check(result: types.CallToolResult) -> None:
 
 @pytest.mark.once  # in-process, no database: the same on every database
 @pytest.mark.parametrize("tool", ["open_toolbox", "use_tool"])
-@settings(max_examples=1200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(arguments=arguments)
 def test_generated_arguments_get_clear_errors(db, tool, arguments):
     open_toolboxes = OpenToolboxes(60, one_store())
@@ -141,7 +141,8 @@ bodies = st.one_of(
 )
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.once  # HTTP and JSON-RPC parsing: the same on every database
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     body=bodies,
     method=st.sampled_from(["POST", "POST", "POST", "GET", "PUT", "PATCH", "DELETE"]),

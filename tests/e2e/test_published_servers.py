@@ -14,7 +14,9 @@ from django.conf import settings
 
 from tests.harness.results import payload, text_of, use
 
-pytestmark = pytest.mark.anyio
+# Between the gateway and its downstream servers (processes, networks): the same whatever
+# the test database, so the SQLite pass alone runs it.
+pytestmark = [pytest.mark.anyio, pytest.mark.once]
 
 NODE_BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
 needs_node = pytest.mark.skipif(

@@ -18,7 +18,9 @@ from tests.harness.paths import ROOT, SERVERS
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.waits import wait_until
 
-pytestmark = pytest.mark.anyio
+# Between the gateway and its downstream servers (processes, networks): the same whatever
+# the test database, so the SQLite pass alone runs it.
+pytestmark = [pytest.mark.anyio, pytest.mark.once]
 
 EVERYTHING = ROOT / "tests" / "node_modules" / ".bin" / "mcp-server-everything"
 

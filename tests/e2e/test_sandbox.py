@@ -23,7 +23,9 @@ from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import http_fixture_process
 
-pytestmark = pytest.mark.anyio
+# Between the gateway and its downstream servers (processes, networks): the same whatever
+# the test database, so the SQLite pass alone runs it.
+pytestmark = [pytest.mark.anyio, pytest.mark.once]
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
 PROJECT = Path(settings.BASE_DIR)
@@ -126,9 +128,7 @@ async def test_a_server_stopped_by_its_cpu_limit_gets_a_reason_naming_it(live_ga
     assert text.endswith(f"the server was stopped by its CPU time limit ({CPU_SECONDS} s)")
 
 
-async def test_a_server_stopped_by_its_memory_limit_gets_a_reason_naming_it(
-    live_gateway, burner
-):
+async def test_a_server_stopped_by_its_memory_limit_gets_a_reason_naming_it(live_gateway, burner):
     async with live_gateway.session(burner.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "evil"}))
         result = await session.call_tool("use_tool", use("evil", "hostile", "hog"))

@@ -4,7 +4,8 @@ benchmarks. Free of Django imports: the processes configure themselves."""
 
 from __future__ import annotations
 
-import atexit
+import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -23,9 +24,43 @@ from tests.harness.waits import wait_until
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 START_TIMEOUT = 30.0
 DATABASE = "gateway.sqlite3"
-# A migrated database per process (per xdist worker), copied by each deployment: a
-# migration costs seconds, a copy milliseconds.
-_migrated: dict[int, Path] = {}
+# A migrated database, copied by each deployment: a migration costs seconds, a copy
+# milliseconds.
+_TEMPLATES = Path(tempfile.gettempdir()) / "workbench-test-templates"
+
+
+def _migrations_digest() -> str:
+    """What a template depends on: every migration file and the installed Django."""
+    digest = hashlib.sha256(django_version().encode())
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def django_version() -> str:
+    from importlib import metadata
+
+    return metadata.version("Django")
+
+
+def migrated_template() -> Path:
+    """The template for the migrations as they are, made under a lock by whichever
+    process gets there first."""
+    folder = _TEMPLATES / _migrations_digest()
+    template = folder / DATABASE
+    if template.exists():
+        return template
+    _TEMPLATES.mkdir(parents=True, exist_ok=True)
+    with (_TEMPLATES / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            building = Deployment(Path(tempfile.mkdtemp(prefix="wb-migrating-", dir=_TEMPLATES)))
+            building.manage("migrate", "-v0")
+            folder.mkdir(exist_ok=True)
+            os.replace(building.workdir / DATABASE, template)
+            shutil.rmtree(building.workdir, ignore_errors=True)
+    return template
 
 
 def process_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -75,14 +110,10 @@ class Deployment:
         return done.stdout
 
     def migrate(self) -> None:
-        """The deployment's database, migrated (a copy of this process's template)."""
-        template = _migrated.get(os.getpid())
-        if template is None or not template.exists():
-            first = Deployment(Path(tempfile.mkdtemp(prefix="wb-migrated-")))
-            first.manage("migrate", "-v0")
-            atexit.register(shutil.rmtree, first.workdir, ignore_errors=True)
-            template = _migrated[os.getpid()] = first.workdir / DATABASE
-        shutil.copyfile(template, self.workdir / DATABASE)
+        """The deployment's database, migrated: a copy of the template that the first
+        process to need it made (shared by xdist workers and by later runs, keyed by the
+        migrations it was made from)."""
+        shutil.copyfile(migrated_template(), self.workdir / DATABASE)
 
     def shell(self, script: str) -> str:
         return self.manage("shell", "-c", script)
