@@ -1,6 +1,6 @@
 """Fixtures shared by the whole suite: small factories for the configuration models."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -35,3 +35,20 @@ def make_server(db: None) -> Callable[..., Server]:
         return server
 
     return make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_leftover_sessions(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """On PostgreSQL, end every other session on the test database before it is dropped:
+    a gateway's worker thread (the call log's writer, a status recorder) may still hold
+    one, and Django then cannot drop the database ("being accessed by other users")."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
