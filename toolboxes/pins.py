@@ -99,15 +99,21 @@ class ServerPins:
 
 
 def snapshot(server_ids: Iterable[int]) -> dict[int, ServerPins]:
-    """Approved hashes and trusted fingerprint per server, in two queries."""
+    """Approved hashes and trusted fingerprint per server, in two queries.
+
+    The trusted fingerprint is read first: a first offer recorded by another process
+    between the two queries then leaves this snapshot trusting the offer as first (its
+    approvals read too), never trusting a fingerprint without the approvals it came with,
+    which would hold every tool until the next change.
+    """
     ids = list(server_ids)
+    trusted = dict(
+        PinState.objects.filter(server_id__in=ids).values_list("server_id", "trusted_fingerprint")
+    )
     approved: dict[int, dict[str, str]] = {server_id: {} for server_id in ids}
     rows = ToolPin.objects.filter(server_id__in=ids).exclude(approved_hash="")
     for server_id, name, approved_hash in rows.values_list("server_id", "name", "approved_hash"):
         approved[server_id][name] = approved_hash
-    trusted = dict(
-        PinState.objects.filter(server_id__in=ids).values_list("server_id", "trusted_fingerprint")
-    )
     return {sid: ServerPins(approved[sid], trusted.get(sid, "")) for sid in ids}
 
 

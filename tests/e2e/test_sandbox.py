@@ -74,13 +74,14 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
         files = [str(PROJECT / name) for name in (".env", "workbench.sqlite3", "manage.py")]
         files += [settings.WORKBENCH_STORE_DIR, "/etc/shadow"]
         assert (PROJECT / "manage.py").exists()  # readable on the host, so a read would show
+        write_targets = ["/", "/etc", "/usr", str(Path(sys.executable).parent), str(PROJECT)]
         arguments = {
             "victim_pid": victim,
             "secret": secret,
             "files": files,
             "project_dir": str(PROJECT),
             "project_entries": ["manage.py", "workbench_site", "toolboxes", ".env", ".git"],
-            "write_targets": ["/", "/etc", "/usr", str(Path(sys.executable).parent), str(PROJECT)],
+            "write_targets": write_targets,
             "gateway_port": port,
             "memory_mb": MEMORY_MB,
             "forks": 10_000,
@@ -103,6 +104,15 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
             group.start_soon(neighbour)
             group.start_soon(attack)
 
+    # A write the server saw succeed may have landed on its own tmpfs (a project under
+    # /tmp, say): the host says whether it escaped.
+    landed = [
+        str(marker_file)
+        for marker_file in (Path(target) / "hostile-was-here" for target in write_targets)
+        if marker_file.exists()
+    ]
+    report["write_outside_home"]["escaped"] = bool(landed)
+    report["write_outside_home"]["detail"] += f"; on the host: {landed or 'nothing'}"
     print(json.dumps(report, indent=1))  # the evidence, with -s
     escaped = {name: found for name, found in report.items() if found["escaped"]}
     assert set(escaped) == {"control_own_home_and_tmp"}, json.dumps(report, indent=1)

@@ -132,3 +132,25 @@ def test_the_policy_is_exported_as_pinning_only_when_not_the_default(server):
 def test_the_server_page_offers_the_policy(server, admin_client):
     page = admin_client.get(reverse("admin:toolboxes_server_change", args=[server.pk]))
     assert 'name="pinning"' in page.content.decode()
+
+
+def test_a_first_offer_between_the_snapshots_two_reads_never_holds_it(server):
+    """Another process records the server's first offer while this one reads its snapshot:
+    the snapshot either trusts the offer as first or holds its approvals, never trusts the
+    fingerprint without them (every tool held until the next change: seen with 2 workers)."""
+    from django.db import connection
+
+    landed = []
+
+    def another_process_records(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if not landed:  # right after the snapshot's first read
+            landed.append(True)
+            record(server, ECHO)
+        return result
+
+    with connection.execute_wrapper(another_process_records):
+        seen = pins.snapshot([server.pk])[server.pk]
+    assert landed
+    first_offer_trusted = seen.trusted_fingerprint != "fp1"
+    assert first_offer_trusted or seen.approved == {"echo": pins.digest(ECHO)}
