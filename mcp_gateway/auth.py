@@ -71,6 +71,14 @@ def _token_refused(reason: str) -> AuthError:
     return AuthError(reason, TOKEN_REFUSALS[reason])
 
 
+def refused_key_prefix(headers: dict[bytes, bytes]) -> str:
+    """The prefix of the key a refused request sent (never the key), for the log."""
+    try:
+        return keys.parse_prefix(key_from_headers(headers)) or "-"
+    except AuthError:
+        return "-"
+
+
 def key_from_headers(headers: dict[bytes, bytes]) -> str:
     authorization = headers.get(b"authorization", b"").decode("latin-1").strip()
     if authorization:

@@ -3,8 +3,8 @@ I/O) and one task writes them in batches, through a thread (the ORM never runs o
 event loop). A slow or locked database fills the queue; what does not fit is dropped and
 counted (`workbench_call_log_dropped_total`), never waited for.
 
-The one door to the database is `calls.writer.save_batch`, imported when first used:
-nothing else here knows Django.
+The one door to the database is `config.save_calls` (the gateway's door into the admins'
+world): nothing else here knows Django.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from mcp_gateway import telemetry
+from mcp_gateway import config, telemetry
 
 logger = logging.getLogger("workbench.calllog")
 
@@ -99,9 +99,7 @@ class CallLog:
             return
         m = telemetry.metrics()
         try:
-            from calls.writer import save_batch
-
-            await anyio.to_thread.run_sync(save_batch, batch, abandon_on_cancel=True)
+            await anyio.to_thread.run_sync(config.save_calls, batch, abandon_on_cancel=True)
         except Exception:
             m.call_log_failed.inc(len(batch))
             logger.exception("Could not write %d call log entries", len(batch))

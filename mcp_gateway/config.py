@@ -184,6 +184,16 @@ def _record_offer(server_id: int, fingerprint: str, definitions: list[dict[str, 
         tool_pins.record_offer(server, fingerprint, definitions)
 
 
+def save_calls(entries: list[Any]) -> None:
+    """Write a batch of call log entries (`mcp_gateway.calllog`), in the writer's thread.
+
+    Imported when first used: the call log's app imports the gateway's redaction.
+    """
+    from calls.writer import save_batch
+
+    save_batch(entries)
+
+
 async def save_offer(server_id: int, fingerprint: str, definitions: list[dict[str, Any]]) -> None:
     """What a connected server offers, recorded for pinning (in the ORM's thread)."""
     await _in_thread(_record_offer)(server_id, fingerprint, definitions)

@@ -24,7 +24,12 @@ from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_gateway import telemetry
-from mcp_gateway.auth import Authenticator, AuthError, challenge, key_from_headers
+from mcp_gateway.auth import (
+    Authenticator,
+    AuthError,
+    challenge,
+    refused_key_prefix,
+)
 from mcp_gateway.cancellation import InFlightCalls
 from mcp_gateway.config import ConfigStore, release_database
 from mcp_gateway.hostcheck import HostCheck, refuse
@@ -35,7 +40,6 @@ from mcp_gateway.ratelimit import InFlight, Limit, RateLimiter, buckets_for
 from mcp_gateway.server import CALLER_STATE, SESSION_STATE, build_server
 from mcp_gateway.sessions import OpenToolboxes
 from mcp_gateway.store import store_for
-from toolboxes import keys
 
 logger = logging.getLogger("workbench.auth")
 
@@ -110,14 +114,6 @@ async def _json_response(
     await send({"type": "http.response.body", "body": payload})
 
 
-def _key_prefix(headers: dict[bytes, bytes]) -> str:
-    """The prefix of the key a refused request sent (never the key), for the log."""
-    try:
-        return keys.parse_prefix(key_from_headers(headers)) or "-"
-    except AuthError:
-        return "-"
-
-
 class Gateway:
     def __init__(
         self, options: GatewayOptions, recorder: telemetry.Telemetry | None = None
@@ -187,7 +183,7 @@ class Gateway:
             caller = await self.auth.authenticate(headers)
         except AuthError as exc:
             telemetry.auth_refused(exc.reason)
-            prefix = _key_prefix(headers)
+            prefix = refused_key_prefix(headers)
             logger.info(
                 "refused: %s (key prefix %s)", exc.reason, prefix, extra={"key_prefix": prefix}
             )
