@@ -4,6 +4,7 @@ Every failure a client can see is a `GatewayError`; `metatools` turns it into an
 result with `isError: true` and `structuredContent.error`.
 """
 
+import math
 from enum import StrEnum
 from typing import Any
 
@@ -83,12 +84,19 @@ def open_too_large(toolbox: str, size: int, limit: int) -> GatewayError:
     )
 
 
+def _retry_after(wait: float) -> float:
+    """Seconds to wait, to the hundredth and rounded up (a client that waits this long
+    is never early), the same in the text and in `details.retry_after`."""
+    return math.ceil(wait * 100) / 100
+
+
 def open_rate_limited(toolbox: str, wait: float) -> GatewayError:
+    seconds = _retry_after(wait)
     return GatewayError(
         ErrorCode.RATE_LIMITED,
-        f"Error opening toolbox '{toolbox}': rate limit reached; retry in {wait:.2f}s",
+        f"Error opening toolbox '{toolbox}': rate limit reached; retry in {seconds:.2f}s",
         toolbox=toolbox,
-        retry_after=round(wait, 3),
+        retry_after=seconds,
     )
 
 
@@ -184,14 +192,15 @@ def downstream_failed(
 
 
 def rate_limited(tool: str, server: str, toolbox: str, wait: float) -> GatewayError:
+    seconds = _retry_after(wait)
     return GatewayError(
         ErrorCode.RATE_LIMITED,
         f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
-        f"rate limit reached; retry in {wait:.2f}s",
+        f"rate limit reached; retry in {seconds:.2f}s",
         toolbox=toolbox,
         server=server,
         tool=tool,
-        retry_after=round(wait, 3),
+        retry_after=seconds,
     )
 
 

@@ -69,3 +69,13 @@ def test_redis_buckets_are_shared_between_limiters():
     waits = run(scenario)
     assert waits[:3] == [0, 0, 0]
     assert 0 < waits[3] <= 2
+
+
+def test_the_retry_in_the_text_is_the_one_in_the_details_and_never_early():
+    from mcp_gateway.errors import open_rate_limited, rate_limited
+
+    for wait in (9996.705, 0.001, 1.0, 2.499999):
+        for error in (open_rate_limited("dev", wait), rate_limited("echo", "s", "dev", wait)):
+            seconds = error.details["retry_after"]
+            assert seconds >= wait and seconds - wait < 0.01
+            assert error.message.endswith(f"retry in {seconds:.2f}s")
