@@ -33,6 +33,37 @@ def default_tool_filters() -> list[str]:
     return ["*"]
 
 
+class SandboxSettings(models.Model):
+    """The stdio sandbox of a server or a catalog entry (README, "Security model"): host
+    paths bound, network, limits."""
+
+    mounts = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_mounts],
+        help_text='stdio: host paths the server may see, e.g. [{"path": "/srv/data"}] '
+        '(read-only) or [{"path": "/srv/out", "writable": true}].',
+    )
+    network = models.BooleanField(
+        default=True, help_text="stdio: off gives the server a network namespace of its own."
+    )
+    memory_limit_mb = models.PositiveIntegerField(
+        "memory limit (MiB)", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    process_limit = models.PositiveIntegerField(
+        "process limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    cpu_limit_seconds = models.PositiveIntegerField(
+        "CPU time limit (seconds)", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    open_files_limit = models.PositiveIntegerField(
+        "open files limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+
+    class Meta:
+        abstract = True
+
+
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField("display name", max_length=200, blank=True)
@@ -207,7 +238,7 @@ class PinningPolicy(models.TextChoices):
     OFF = "off", "off: no pinning"
 
 
-class Server(models.Model):
+class Server(SandboxSettings):
     toolbox = models.ForeignKey(Toolbox, on_delete=models.CASCADE, related_name="servers")
     name = models.CharField(max_length=100, validators=[validate_name])
     position = models.PositiveIntegerField(default=0, help_text="Order within the toolbox.")
@@ -245,29 +276,6 @@ class Server(models.Model):
         blank=True,
         help_text="Close the connection after this long unused (reopened on demand). "
         "Empty: the gateway's WORKBENCH_IDLE_CONNECTION_SECONDS.",
-    )
-    # The stdio sandbox (README, "Security model"): host paths bound, network, limits.
-    mounts = models.JSONField(
-        default=list,
-        blank=True,
-        validators=[validate_mounts],
-        help_text='stdio: host paths the server may see, e.g. [{"path": "/srv/data"}] '
-        '(read-only) or [{"path": "/srv/out", "writable": true}].',
-    )
-    network = models.BooleanField(
-        default=True, help_text="stdio: off gives the server a network namespace of its own."
-    )
-    memory_limit_mb = models.PositiveIntegerField(
-        "memory limit (MiB)", null=True, blank=True, help_text=_LIMIT_HELP
-    )
-    process_limit = models.PositiveIntegerField(
-        "process limit", null=True, blank=True, help_text=_LIMIT_HELP
-    )
-    cpu_limit_seconds = models.PositiveIntegerField(
-        "CPU time limit (seconds)", null=True, blank=True, help_text=_LIMIT_HELP
-    )
-    open_files_limit = models.PositiveIntegerField(
-        "open files limit", null=True, blank=True, help_text=_LIMIT_HELP
     )
     # Made from a catalog entry: the entry gives transport, command, args, env, URL, headers
     # and sandbox (`toolboxes.catalog.launch_of`); these hold the tenant's parameter values.
@@ -388,7 +396,7 @@ validate_parameter_name = RegexValidator(
 )
 
 
-class CatalogEntry(models.Model):
+class CatalogEntry(SandboxSettings):
     """A server template the operator curates; tenant admins make servers only from these.
 
     `{{name}}` in args, env values, URL and header values is replaced by the value of the
@@ -426,28 +434,6 @@ class CatalogEntry(models.Model):
         blank=True,
         validators=[validate_headers],
         help_text="remote: HTTP headers; values may use {{param}} (encrypted at rest).",
-    )
-    mounts = models.JSONField(
-        default=list,
-        blank=True,
-        validators=[validate_mounts],
-        help_text='stdio: host paths the server may see, e.g. [{"path": "/srv/data"}] '
-        '(read-only) or [{"path": "/srv/out", "writable": true}].',
-    )
-    network = models.BooleanField(
-        default=True, help_text="stdio: off gives the server a network namespace of its own."
-    )
-    memory_limit_mb = models.PositiveIntegerField(
-        "memory limit (MiB)", null=True, blank=True, help_text=_LIMIT_HELP
-    )
-    process_limit = models.PositiveIntegerField(
-        "process limit", null=True, blank=True, help_text=_LIMIT_HELP
-    )
-    cpu_limit_seconds = models.PositiveIntegerField(
-        "CPU time limit (seconds)", null=True, blank=True, help_text=_LIMIT_HELP
-    )
-    open_files_limit = models.PositiveIntegerField(
-        "open files limit", null=True, blank=True, help_text=_LIMIT_HELP
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
