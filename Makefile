@@ -84,31 +84,38 @@ run: $(VENV)/.installed .env sandbox
 test: $(VENV)/.test-installed sandbox chromium
 	@echo "== ruff"
 	$(VENV)/bin/ruff check .
-	@$(MAKE) --no-print-directory test-sqlite
 	@if $(PY) -m tests.pg_reachable "$(PG_TEST_URL)"; then \
+		$(MAKE) --no-print-directory test-sqlite SQLITE_ALSO="and not once_pg" && \
 		$(MAKE) --no-print-directory test-postgres; \
-	else echo "== PostgreSQL not reachable at $(PG_TEST_URL): ran SQLite only"; fi
+	else \
+		echo "== PostgreSQL not reachable at $(PG_TEST_URL): everything runs on SQLite"; \
+		$(MAKE) --no-print-directory test-sqlite; \
+	fi
 
-# The SQLite pass makes its test databases from the models (--nomigrations: seconds per
-# worker); the migrations themselves run for every gateway-process test's database (SQLite)
-# and in the PostgreSQL pass.
+# Each test runs in one pass at least; a pass stays under 4 minutes on 2 cores. Tests marked
+# `once` (the same whatever the database: gateway processes on a SQLite file of their own,
+# say) run in the SQLite pass only; those marked `once_pg` (the same whatever the database
+# too) in the PostgreSQL pass when `make test` runs one (SQLITE_ALSO), else here: the two
+# passes then take about as long. The SQLite pass makes its test databases from the models
+# (--nomigrations: seconds per worker); the migrations themselves run for every
+# gateway-process test's database and in the PostgreSQL pass. Tests are dealt out longest
+# first (tests/conftest.py), a module sharing one gateway and world to one worker
+# (--dist loadgroup).
+SQLITE_ALSO ?=
 test-sqlite: $(VENV)/.test-installed sandbox chromium
 	@echo "== test suite on SQLite ($(TEST_WORKERS) workers); browser screenshots in $(WORKBENCH_SCREENSHOTS)/"
 	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) \
-		--nomigrations -m "not bench"
+		--dist loadgroup --nomigrations -m "not bench $(SQLITE_ALSO)"
 
-# Tests marked `once` are the same whatever the test database (bench smoke runs, in-process
-# fuzzing, gateway processes on a SQLite file of their own): they
-# ran in the SQLite pass.
 test-postgres: $(VENV)/.test-installed sandbox chromium
 	@echo "== test suite on PostgreSQL ($(PG_TEST_URL), $(TEST_WORKERS) workers), 'once' excepted"
 	env -u DJANGO_ALLOW_ASYNC_UNSAFE TEST_DATABASE_URL="$(PG_TEST_URL)" \
-		$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not once and not bench"
+		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not once and not bench"
 
 # Every benchmark script in --quick mode, and the soak (tests/test_bench_smoke.py): that
 # they run, not what they measure. `make test` runs the latency one only.
 bench-smoke: $(VENV)/.test-installed sandbox
-	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) \
+	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup \
 		-m bench tests/test_bench_smoke.py
 
 lint: $(VENV)/.test-installed

@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness.services import end_other_database_sessions
 from toolboxes.models import Server, Tenant, Toolbox
 
 
@@ -39,16 +40,43 @@ def make_server(db: None) -> Callable[..., Server]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _drop_leftover_sessions(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
-    """On PostgreSQL, end every other session on the test database before it is dropped:
-    a gateway's worker thread (the call log's writer, a status recorder) may still hold
-    one, and Django then cannot drop the database ("being accessed by other users")."""
+    """Before the test database is dropped, end the sessions gateways' threads left."""
     yield
-    from django.db import connection
+    with django_db_blocker.unblock():
+        end_other_database_sessions()
 
-    if connection.vendor != "postgresql":
-        return
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
+
+# Tests that take many seconds each (whole deployments, a browser, a benchmark), longest
+# first: xdist hands out tests in collection order, and a long test dealt last keeps one
+# worker busy while the others wait.
+SLOWEST = (
+    "tests/test_bench_smoke.py",
+    "tests/browser/",
+    "tests/e2e/test_freshness.py",
+    "tests/e2e/test_multiprocess.py",
+    "tests/e2e/test_shutdown.py",
+    "tests/e2e/test_metrics_workers.py",
+    "tests/e2e/test_sandbox.py",
+    "tests/e2e/test_downstream_faults.py",
+    "tests/toolboxes/test_config_roundtrip.py",
+    "tests/e2e/test_oauth.py",
+    "tests/e2e/test_telemetry.py",
+    "tests/e2e/test_fairness.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest first, so that the parallel workers end together: the SLOWEST modules, then
+    every test with a live gateway (downstream processes), then the in-process rest, which
+    fills the gaps at the end. The sort is stable: a module's tests keep their order."""
+
+    def cost_rank(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::", 1)[0]
+        for rank, prefix in enumerate(SLOWEST):
+            if path.startswith(prefix):
+                return (0, rank)
+        if {"live_gateway", "module_gateway"} & set(getattr(item, "fixturenames", ())):
+            return (1, 0)
+        return (2, 0)
+
+    items.sort(key=cost_rank)

@@ -11,12 +11,64 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.core.management import call_command
+from django.db import DEFAULT_DB_ALIAS, connection
+from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+from django.test.utils import setup_databases, teardown_databases
 
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup, start_gateway
+from tests.harness.services import end_other_database_sessions
 
 
 @pytest.fixture
 def live_gateway(transactional_db: None) -> Iterator[LiveGateway]:
+    running = start_gateway()
+    try:
+        yield running.live
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def module_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """The database for a module whose tests share one world: a tenant, toolboxes and
+    servers made once by a module-scoped fixture, committed, seen by `module_gateway`, and
+    emptied at the module's end as `transactional_db` empties it after each test.
+
+    Such a module's tests take no `db`, `transactional_db` or `make_setup` (their flush or
+    transaction would empty or hide the world) and each takes a key of its own from
+    `TenantSetup.new_keys`. Mark the module `xdist_group(<name>)`: one worker runs it, so
+    there is one world, not one per worker.
+    """
+    with django_db_blocker.unblock():
+        made = ensure_test_database()
+        try:
+            yield
+        finally:
+            # As transactional_db does: ids are never reused, so nothing a worker's store
+            # holds under an earlier key's id (what it opened) meets a later key.
+            call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
+            if made is not None:
+                end_other_database_sessions()
+                teardown_databases(made, verbosity=0)
+
+
+def ensure_test_database() -> Any:
+    """pytest-django makes the test database only when a collected test asks for it by a
+    fixture or marker; a module sharing a world, run on its own, asks for none. Make it
+    then (and return what `teardown_databases` needs); None when it is there already."""
+    test_name = connection.settings_dict["TEST"].get("NAME") or (
+        TEST_DATABASE_PREFIX + connection.settings_dict["NAME"]
+    )
+    if connection.settings_dict["NAME"] == test_name:
+        return None
+    return setup_databases(verbosity=0, interactive=False, aliases={DEFAULT_DB_ALIAS})
+
+
+@pytest.fixture(scope="module")
+def module_gateway(module_db: None) -> Iterator[LiveGateway]:
+    """One live gateway for a module's tests that change nothing of it (no pool, limiter
+    or open-state settings): its downstream processes start once, not once per test."""
     running = start_gateway()
     try:
         yield running.live

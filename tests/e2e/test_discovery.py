@@ -9,8 +9,8 @@ import pytest
 from tests.harness.results import error_of, payload
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so the SQLite pass alone runs it.
-pytestmark = [pytest.mark.anyio, pytest.mark.once]
+# the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
+pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 LINE = "Failed to connect to server 'huge' in toolbox 'dev': "
 

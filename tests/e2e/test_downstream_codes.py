@@ -10,8 +10,8 @@ import pytest
 from tests.harness.results import error_of, text_of, use
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so the SQLite pass alone runs it.
-pytestmark = [pytest.mark.anyio, pytest.mark.once]
+# the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
+pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 CODES = [-32001, -32000, -32603, 4242]
 

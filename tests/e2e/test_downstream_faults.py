@@ -18,7 +18,7 @@ from tests.harness.results import error_of, payload, raw_rpc, text_of, use
 from tests.harness.waits import eventually, wait_until
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so the SQLite pass alone runs it.
+# the test database, so one pass runs it (the SQLite one).
 pytestmark = [pytest.mark.anyio, pytest.mark.once]
 
 

@@ -92,7 +92,7 @@ def check(result: types.CallToolResult) -> None:
     assert result.structured_content["error"]["message"] == text
 
 
-@pytest.mark.once  # in-process, no database: the same on every database
+@pytest.mark.once_pg  # in-process, no database: the same on every database
 @pytest.mark.parametrize("tool", ["open_toolbox", "use_tool"])
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(arguments=arguments)
@@ -141,7 +141,7 @@ bodies = st.one_of(
 )
 
 
-@pytest.mark.once  # HTTP and JSON-RPC parsing: the same on every database
+@pytest.mark.once_pg  # HTTP and JSON-RPC parsing: the same on every database
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     body=bodies,

@@ -3,29 +3,40 @@
 of the same tenant does not, and random session ids create nothing in the store."""
 
 import uuid
+from collections.abc import Iterator
 
 import httpx2
 import pytest
 
+from tests.harness.live import LiveGateway, TenantSetup, count_module_tests, make_tenant_setup
 from tests.harness.results import error_of, payload, raw_rpc, text_of, use
 
-pytestmark = pytest.mark.anyio
+# One gateway and tenant for the module; each test has keys of its own.
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("open_state")]
 
 ECHO = use("dev", "fixture", "echo", {"text": "hi"})
 
 
-@pytest.fixture
-def acme(make_setup):
-    setup = make_setup("acme")
+@pytest.fixture(scope="module")
+def keys(request, module_db) -> Iterator[TenantSetup]:
+    setup = make_tenant_setup("acme")
     setup.fixture_server(setup.toolbox("dev"), "fixture")
-    return setup
+    return setup.new_keys(2 * count_module_tests(request))
 
 
 @pytest.fixture
-def second_key(acme):
-    from toolboxes.models import ApiKey
+def acme(keys) -> TenantSetup:
+    return next(keys)
 
-    return ApiKey.issue(acme.tenant, label="second")[1]
+
+@pytest.fixture
+def second_key(keys) -> str:
+    return next(keys).key
+
+
+@pytest.fixture
+def live_gateway(module_gateway) -> LiveGateway:
+    return module_gateway
 
 
 async def test_a_toolbox_opened_in_one_session_is_open_in_the_next(live_gateway, acme):
@@ -64,7 +75,8 @@ def open_entries(live_gateway) -> list[str]:
 
 
 async def test_random_session_ids_create_nothing_in_the_store(live_gateway, acme):
-    """One tenant opening with 320 made-up session ids adds one entry: its key's."""
+    """One tenant opening with 320 made-up session ids adds one entry: its key's. (Last of
+    the module: it empties the tenant's open rate-limit bucket.)"""
     call = {"name": "open_toolbox", "arguments": {"toolbox": "dev"}}
     before = set(open_entries(live_gateway))
     async with httpx2.AsyncClient(timeout=60) as http:

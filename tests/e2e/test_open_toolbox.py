@@ -1,14 +1,19 @@
-"""open_toolbox: result shape, filters, order, pagination, idempotence, failures."""
+"""open_toolbox: result shape, filters, order, pagination, idempotence, failures, against
+one gateway and one tenant's toolboxes for the whole module (each test with a key of its
+own, so with nothing open)."""
 
 import sys
 import uuid
+from collections.abc import Iterator
 
 import pytest
+from asgiref.sync import sync_to_async
 
+from tests.harness.live import LiveGateway, TenantSetup, count_module_tests, make_tenant_setup
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("open_toolbox")]
 
 FIXTURE_TOOLS = [
     "echo",
@@ -30,15 +35,69 @@ FIXTURE_TOOLS = [
     "leak",
 ]
 
+# (filters, the tools they let through), a toolbox each: "filters-0", ...
+FILTER_CASES = [
+    (["*"], FIXTURE_TOOLS),
+    (["add", "*"], FIXTURE_TOOLS),
+    (["add", "echo", "no_such_tool"], ["echo", "add"]),
+    ([], []),
+]
+# Markers in the command lines of the servers whose processes a test counts.
+IDEMPOTENT, PARTIAL, MUTE = (uuid.uuid4().hex for _ in range(3))
 
-async def test_result_lists_downstream_tools_unchanged_with_server_and_toolbox(
-    live_gateway, amake_setup
-):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev", "Development environment tools")
-    await setup.afixture_server(dev, "fixture", tool_filters=["echo", "add"])
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+
+def make_world() -> TenantSetup:
+    setup = make_tenant_setup()
+    dev = setup.toolbox("dev", "Development environment tools")
+    setup.fixture_server(dev, "fixture", tool_filters=["echo", "add"])
+    ordered = setup.toolbox("ordered")
+    # Created in the opposite order of their positions.
+    setup.fixture_server(ordered, "second", "--prefix", "B:", position=2, tool_filters=["echo"])
+    setup.fixture_server(ordered, "first", "--prefix", "A:", position=1, tool_filters=["echo"])
+    for index, (filters, _) in enumerate(FILTER_CASES):
+        setup.fixture_server(setup.toolbox(f"filters-{index}"), "fixture", tool_filters=filters)
+    many = setup.toolbox("many")
+    setup.fixture_server(many, "many", "--tools", "230", "--page-size", "25")
+    setup.fixture_server(setup.toolbox("idempotent"), "fixture", "--prefix", IDEMPOTENT)
+    setup.toolbox("empty", "Nothing yet")
+    switches = setup.toolbox("switches")
+    setup.fixture_server(switches, "on", tool_filters=["echo"])
+    setup.fixture_server(switches, "off", tool_filters=["echo"], enabled=False)
+    partial = setup.toolbox("partial")
+    setup.fixture_server(partial, "good", tool_filters=["echo"], position=1)
+    setup.fixture_server(partial, "database", "--exit-at-start", "--prefix", PARTIAL, position=2)
+    failing = setup.toolbox("failing")
+    setup.fixture_server(failing, "a", "--exit-at-start", position=1)
+    failing.servers.create(name="b", position=2, command="no-such-command-workbench")
+    token = {"API_TOKEN": "${WORKBENCH_TEST_UNSET_TOKEN}"}
+    setup.fixture_server(setup.toolbox("needs-token"), "needs_token", env=token)
+    setup.fixture_server(setup.toolbox("slow-start"), "good", tool_filters=["echo"], position=1)
+    return setup
+
+
+@pytest.fixture(scope="module")
+def keys(request, module_db) -> Iterator[TenantSetup]:
+    return make_world().new_keys(count_module_tests(request))
+
+
+@pytest.fixture
+def setup(keys) -> TenantSetup:
+    """The module's tenant, with a key no other test used."""
+    return next(keys)
+
+
+@pytest.fixture
+def live_gateway(module_gateway) -> LiveGateway:
+    return module_gateway
+
+
+async def open_toolbox(live_gateway: LiveGateway, key: str, toolbox: str) -> dict:
+    async with live_gateway.session(key) as session:
+        return payload(await session.call_tool("open_toolbox", {"toolbox": toolbox}))
+
+
+async def test_result_lists_downstream_tools_unchanged_with_server_and_toolbox(live_gateway, setup):
+    data = await open_toolbox(live_gateway, setup.key, "dev")
     assert data["toolbox"] == "dev"
     assert data["description"] == "Development environment tools"
     assert data["servers_connected"] == 1
@@ -61,14 +120,8 @@ async def test_result_lists_downstream_tools_unchanged_with_server_and_toolbox(
     assert add["annotations"] == {"readOnlyHint": True}
 
 
-async def test_servers_in_configured_order_and_same_names_told_apart(live_gateway, amake_setup):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    # Created in the opposite order of their positions.
-    await setup.afixture_server(dev, "second", "--prefix", "B:", position=2, tool_filters=["echo"])
-    await setup.afixture_server(dev, "first", "--prefix", "A:", position=1, tool_filters=["echo"])
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+async def test_servers_in_configured_order_and_same_names_told_apart(live_gateway, setup):
+    data = await open_toolbox(live_gateway, setup.key, "ordered")
     assert [(t["server"], t["name"]) for t in data["tools"]] == [
         ("first", "echo"),
         ("second", "echo"),
@@ -79,59 +132,33 @@ async def test_servers_in_configured_order_and_same_names_told_apart(live_gatewa
     ]
 
 
-@pytest.mark.parametrize(
-    ("filters", "expected"),
-    [
-        (["*"], FIXTURE_TOOLS),
-        (
-            ["add", "*"],
-            FIXTURE_TOOLS,
-        ),
-        (["add", "echo", "no_such_tool"], ["echo", "add"]),
-        ([], []),
-    ],
-)
-async def test_tool_filters(live_gateway, amake_setup, filters, expected):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "fixture", tool_filters=filters)
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+@pytest.mark.parametrize(("index", "expected"), [(i, e) for i, (_, e) in enumerate(FILTER_CASES)])
+async def test_tool_filters(live_gateway, setup, index, expected):
+    data = await open_toolbox(live_gateway, setup.key, f"filters-{index}")
     assert [tool["name"] for tool in data["tools"]] == expected
     assert data["servers_connected"] == 1
 
 
-async def test_follows_downstream_pagination_to_the_end(live_gateway, amake_setup):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "many", "--tools", "230", "--page-size", "25")
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+async def test_follows_downstream_pagination_to_the_end(live_gateway, setup):
+    data = await open_toolbox(live_gateway, setup.key, "many")
     names = [tool["name"] for tool in data["tools"]]
     assert len(names) == len(FIXTURE_TOOLS) + 230
     assert names[-1] == "tool_229"
     assert len(set(names)) == len(names)
 
 
-async def test_open_is_idempotent_and_does_not_reconnect(live_gateway, amake_setup):
-    marker = uuid.uuid4().hex
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "fixture", "--prefix", marker)
+async def test_open_is_idempotent_and_does_not_reconnect(live_gateway, setup):
     async with live_gateway.session(setup.key) as session:
-        first = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
-        pids = processes_with(marker)
-        second = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
-        assert processes_with(marker) == pids
+        first = payload(await session.call_tool("open_toolbox", {"toolbox": "idempotent"}))
+        pids = processes_with(IDEMPOTENT)
+        second = payload(await session.call_tool("open_toolbox", {"toolbox": "idempotent"}))
+        assert processes_with(IDEMPOTENT) == pids
     assert len(pids) == 1
     assert first == second
 
 
-async def test_empty_toolbox_opens_with_no_tools(live_gateway, amake_setup):
-    setup = await amake_setup()
-    await setup.atoolbox("empty", "Nothing yet")
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "empty"}))
+async def test_empty_toolbox_opens_with_no_tools(live_gateway, setup):
+    data = await open_toolbox(live_gateway, setup.key, "empty")
     assert data == {
         "toolbox": "empty",
         "description": "Nothing yet",
@@ -140,82 +167,63 @@ async def test_empty_toolbox_opens_with_no_tools(live_gateway, amake_setup):
     }
 
 
-async def test_disabled_servers_are_left_out(live_gateway, amake_setup):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "on", tool_filters=["echo"])
-    await setup.afixture_server(dev, "off", tool_filters=["echo"], enabled=False)
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+async def test_disabled_servers_are_left_out(live_gateway, setup):
+    data = await open_toolbox(live_gateway, setup.key, "switches")
     assert [tool["server"] for tool in data["tools"]] == ["on"]
 
 
-async def test_partial_failure_lists_errors_and_leaves_no_process(live_gateway, amake_setup):
-    marker = uuid.uuid4().hex
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "good", tool_filters=["echo"], position=1)
-    await setup.afixture_server(dev, "database", "--exit-at-start", "--prefix", marker, position=2)
-    async with live_gateway.session(setup.key) as session:
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+async def test_partial_failure_lists_errors_and_leaves_no_process(live_gateway, setup):
+    data = await open_toolbox(live_gateway, setup.key, "partial")
     assert data["servers_connected"] == 1
     assert [tool["server"] for tool in data["tools"]] == ["good"]
     [line] = data["_errors"]
-    assert line.startswith("Failed to connect to server 'database' in toolbox 'dev': ")
-    assert processes_with(marker) == []
+    assert line.startswith("Failed to connect to server 'database' in toolbox 'partial': ")
+    assert processes_with(PARTIAL) == []
 
 
-async def test_every_server_failing_is_an_error(live_gateway, amake_setup):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "a", "--exit-at-start", position=1)
-    await dev.servers.acreate(name="b", position=2, command="no-such-command-workbench")
+async def test_every_server_failing_is_an_error(live_gateway, setup):
     async with live_gateway.session(setup.key) as session:
-        code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
-    assert code == "CONNECTION_FAILED"
-    assert text == (
-        "Error opening toolbox 'dev': Failed to connect to server 'a' in toolbox 'dev': "
+        result = await session.call_tool("open_toolbox", {"toolbox": "failing"})
+    assert error_of(result) == (
+        "CONNECTION_FAILED",
+        "Error opening toolbox 'failing': Failed to connect to server 'a' in toolbox 'failing': "
         "the server exited during start-up (exit code 2)\n"
-        "Failed to connect to server 'b' in toolbox 'dev': the command was not found"
+        "Failed to connect to server 'b' in toolbox 'failing': the command was not found",
     )
 
 
-async def test_unset_environment_reference_names_variable_and_field(live_gateway, amake_setup):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    token = {"API_TOKEN": "${WORKBENCH_TEST_UNSET_TOKEN}"}
-    await setup.afixture_server(dev, "needs_token", env=token)
+async def test_unset_environment_reference_names_variable_and_field(live_gateway, setup):
     async with live_gateway.session(setup.key) as session:
-        code, text = error_of(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
-    assert code == "CONNECTION_FAILED"
-    assert text == (
-        "Error opening toolbox 'dev': Failed to connect to server 'needs_token' in toolbox "
-        "'dev': environment variable 'WORKBENCH_TEST_UNSET_TOKEN' is not set (in env.API_TOKEN)"
+        result = await session.call_tool("open_toolbox", {"toolbox": "needs-token"})
+    assert error_of(result) == (
+        "CONNECTION_FAILED",
+        "Error opening toolbox 'needs-token': Failed to connect to server 'needs_token' in "
+        "toolbox 'needs-token': environment variable 'WORKBENCH_TEST_UNSET_TOKEN' is not set "
+        "(in env.API_TOKEN)",
     )
 
 
-async def test_server_that_never_initializes_is_bounded_by_connect_timeout(
-    live_gateway, amake_setup, settings
-):
-    marker = uuid.uuid4().hex
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "good", tool_filters=["echo"], position=1)
+async def test_server_that_never_initializes_is_bounded_by_connect_timeout(live_gateway, setup):
+    pool = live_gateway.gateway.pool
     async with live_gateway.session(setup.key) as session:
         # The good server connects first, under the default timeout (however loaded the
         # machine), and stays pooled: only the mute one meets the short timeout.
-        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        payload(await session.call_tool("open_toolbox", {"toolbox": "slow-start"}))
+        slow_start = await setup.tenant.toolboxes.aget(name="slow-start")
         await setup.afixture_server(
-            dev, "mute", "--hang-initialize", "--prefix", marker, position=2
+            slow_start, "mute", "--hang-initialize", "--prefix", MUTE, position=2
         )
-        live_gateway.gateway.pool.connect_timeout = 2.0
-        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        default_timeout, pool.connect_timeout = pool.connect_timeout, 2.0
+        try:
+            data = payload(await session.call_tool("open_toolbox", {"toolbox": "slow-start"}))
+        finally:
+            pool.connect_timeout = default_timeout
     assert data["_errors"] == [
-        "Failed to connect to server 'mute' in toolbox 'dev': "
+        "Failed to connect to server 'mute' in toolbox 'slow-start': "
         "the server did not answer initialize in time"
     ]
     assert data["servers_connected"] == 1
-    assert processes_with(marker) == []
+    assert processes_with(MUTE) == []
 
 
 # The spec's error table
@@ -235,45 +243,38 @@ async def test_server_that_never_initializes_is_bounded_by_connect_timeout(
         ({"toolbox": 7}, "Invalid parameters: toolbox must be a string"),
     ],
 )
-async def test_invalid_parameters(live_gateway, amake_setup, arguments, text):
-    setup = await amake_setup()
-    await setup.atoolbox("dev")
+async def test_invalid_parameters(live_gateway, setup, arguments, text):
     async with live_gateway.session(setup.key) as session:
         result = await session.call_tool("open_toolbox", arguments)
     assert error_of(result) == ("INVALID_PARAMETERS", text)
 
 
-async def test_unknown_toolbox_lists_available(live_gateway, amake_setup):
-    setup = await amake_setup()
-    await setup.atoolbox("prod")
-    await setup.atoolbox("dev")
+async def test_unknown_toolbox_lists_available(live_gateway, setup):
+    available = await sync_to_async(
+        lambda: sorted(setup.tenant.toolboxes.values_list("name", flat=True))
+    )()
     async with live_gateway.session(setup.key) as session:
         result = await session.call_tool("open_toolbox", {"toolbox": "invalid"})
     assert error_of(result) == (
         "TOOLBOX_NOT_FOUND",
-        "Error: Toolbox 'invalid' not found. Available toolboxes: dev, prod",
+        f"Error: Toolbox 'invalid' not found. Available toolboxes: {', '.join(available)}",
     )
     assert result.structured_content["error"]["details"] == {
         "toolbox": "invalid",
-        "available": ["dev", "prod"],
+        "available": available,
     }
 
 
-async def test_toolbox_names_are_case_sensitive(live_gateway, amake_setup):
-    setup = await amake_setup()
-    await setup.atoolbox("dev")
+async def test_toolbox_names_are_case_sensitive(live_gateway, setup):
     async with live_gateway.session(setup.key) as session:
         result = await session.call_tool("open_toolbox", {"toolbox": "DEV"})
     assert error_of(result)[0] == "TOOLBOX_NOT_FOUND"
 
 
-async def test_works_for_2026_clients(live_gateway, amake_setup):
-    setup = await amake_setup()
-    dev = await setup.atoolbox("dev")
-    await setup.afixture_server(dev, "fixture", tool_filters=["echo"])
+async def test_works_for_2026_clients(live_gateway, setup):
     async with live_gateway.client(setup.key) as client:
         data = payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
-    assert [tool["name"] for tool in data["tools"]] == ["echo"]
+    assert [tool["name"] for tool in data["tools"]] == ["echo", "add"]
 
 
 def test_fixture_server_is_this_python():

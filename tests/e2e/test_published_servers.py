@@ -15,8 +15,8 @@ from django.conf import settings
 from tests.harness.results import payload, text_of, use
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so the SQLite pass alone runs it.
-pytestmark = [pytest.mark.anyio, pytest.mark.once]
+# the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
+pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 NODE_BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
 needs_node = pytest.mark.skipif(

@@ -19,8 +19,8 @@ from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.waits import wait_until
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so the SQLite pass alone runs it.
-pytestmark = [pytest.mark.anyio, pytest.mark.once]
+# the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
+pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 EVERYTHING = ROOT / "tests" / "node_modules" / ".bin" / "mcp-server-everything"
 

@@ -24,8 +24,8 @@ from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import http_fixture_process
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so the SQLite pass alone runs it.
-pytestmark = [pytest.mark.anyio, pytest.mark.once]
+# the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
+pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
 PROJECT = Path(settings.BASE_DIR)

@@ -55,7 +55,7 @@ def sdk_answer(headers: dict[bytes, bytes]) -> tuple[int, bytes] | None:
     return None
 
 
-@pytest.mark.once
+@pytest.mark.once_pg
 @pytest.mark.parametrize("origin", ORIGINS)
 @pytest.mark.parametrize("host", HOSTS)
 def test_the_set_lookup_answers_as_the_sdk_does(host, origin):
@@ -66,7 +66,7 @@ def test_the_set_lookup_answers_as_the_sdk_does(host, origin):
     assert HostCheck(ALLOWED).refusal(scope, headers) == sdk_answer(headers)
 
 
-@pytest.mark.once
+@pytest.mark.once_pg
 def test_a_star_turns_it_off_and_a_wrong_content_type_is_left_to_the_sdk():
     foreign = {b"host": b"evil.example", b"content-type": b"application/json"}
     assert HostCheck(["*"]).refusal({"method": "POST"}, foreign) is None

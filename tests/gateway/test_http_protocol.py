@@ -13,7 +13,7 @@ from tests.harness.net import free_port, listening
 from tests.harness.paths import ROOT
 from tests.harness.waits import wait_until
 
-pytestmark = pytest.mark.once
+pytestmark = pytest.mark.once_pg
 SERVE = """
 import uvicorn
 async def app(scope, receive, send):

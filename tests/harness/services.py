@@ -18,3 +18,18 @@ def redis_reachable(url: str = REDIS_URL) -> bool:
         return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
     except Exception:
         return False
+
+
+def end_other_database_sessions() -> None:
+    """On PostgreSQL, end every other session on the test database, before it is dropped: a
+    gateway's worker thread (the call log's writer, a status recorder) may still hold one,
+    and the drop then fails ("being accessed by other users")."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
