@@ -19,6 +19,10 @@ from tests.browser.test_tenant_admin_flow import login
 from toolboxes import pins
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
+# The admin in Chromium: the same flows whatever the test database (tests/accounts checks
+# every admin path on both), so one pass runs them: the SQLite one.
+pytestmark = pytest.mark.once
+
 KEY_RE = re.compile(r"wb_[a-z0-9]{8}_[A-Za-z0-9_-]{43}")
 PASSWORD = "pw-handoff-browser-1"
 NODE_MODULES = Path(__file__).resolve().parent.parent / "node_modules"

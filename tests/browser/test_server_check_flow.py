@@ -12,6 +12,10 @@ from django.contrib.auth.models import User
 from tests.harness.paths import FIXTURE_SERVER
 from toolboxes.models import Server, Tenant, Toolbox
 
+# The admin in Chromium: the same flows whatever the test database (tests/accounts checks
+# every admin path on both), so one pass runs them: the SQLite one.
+pytestmark = pytest.mark.once
+
 PASSWORD = "pw-operator-check-1"
 
 

@@ -20,6 +20,10 @@ from tests.harness.results import payload, text_of, use
 from tests.harness.waits import wait_until
 from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
+# The admin in Chromium: the same flows whatever the test database (tests/accounts checks
+# every admin path on both), so one pass runs them: the SQLite one.
+pytestmark = pytest.mark.once
+
 KEY_RE = re.compile(r"wb_[a-z0-9]{8}_[A-Za-z0-9_-]{43}")
 OPERATOR_PASSWORD = "pw-operator-browser-1"
 GLOBEX_PASSWORD = "pw-globex-browser-1"

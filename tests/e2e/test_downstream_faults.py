@@ -18,8 +18,8 @@ from tests.harness.results import error_of, payload, raw_rpc, text_of, use
 from tests.harness.waits import eventually, wait_until
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
-# the test database, so one pass runs it (the SQLite one).
-pytestmark = [pytest.mark.anyio, pytest.mark.once]
+# the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
+pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 
 async def open_dev(session) -> dict:
