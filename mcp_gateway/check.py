@@ -18,7 +18,6 @@ import anyio
 
 from mcp_gateway import config
 from mcp_gateway.config import ServerConfig
-from mcp_gateway.connection import Connection
 from mcp_gateway.pins import definition
 
 if TYPE_CHECKING:
@@ -51,6 +50,10 @@ async def check_server(
     connect_timeout: float | None = None,
     max_result_bytes: int | None = None,
 ) -> CheckResult:
+    # Imported here: the admin imports this module, and every manage.py command loads the
+    # admin; the SDK (a second of start-up) is loaded by the first check instead.
+    from mcp_gateway.connection import Connection
+
     default_timeout, default_bytes = _limits()
     conn = Connection(
         server,

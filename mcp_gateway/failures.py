@@ -17,8 +17,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 import anyio
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
 
 from mcp_gateway.envrefs import ExpansionError
 
@@ -166,6 +164,11 @@ def classify(
         return COMMAND_NOT_FOUND, detail
     if isinstance(leaf, OSError):
         return COMMAND_NOT_RUNNABLE, detail
+    # Imported here: the settings import this module (the sandbox's policy), and a
+    # manage.py command that connects nothing should not load the SDK.
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
     closed = isinstance(leaf, anyio.EndOfStream | anyio.ClosedResourceError)
     if closed or (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
         if exit_code is not None:

@@ -13,9 +13,10 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
+if TYPE_CHECKING:  # the admin imports this module: no SDK load for a manage.py command
+    import mcp_types as types
 
 TRUST_FIRST = "trust-first"
 APPROVE_ALL = "approve-all"

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -36,6 +35,7 @@ from prometheus_client import (
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
+    import mcp_types as types
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
     from mcp_gateway.auth import Caller
@@ -465,8 +465,10 @@ def _client_of(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str] | None:
             return client_params.client_info.name[:200], (client_params.client_info.version or "")[
                 :100
             ]
+        from mcp_types import CLIENT_INFO_META_KEY  # loaded by then: the gateway runs
+
         meta = ctx.meta or {}
-        info = meta.get(types.CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
+        info = meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
     if isinstance(info, dict) and isinstance(info.get("name"), str):
         version = info.get("version")
         return info["name"][:200], (version if isinstance(version, str) else "")[:100]
