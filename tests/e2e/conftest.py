@@ -36,9 +36,9 @@ def module_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
     emptied at the module's end as `transactional_db` empties it after each test.
 
     Such a module's tests take no `db`, `transactional_db` or `make_setup` (their flush or
-    transaction would empty or hide the world) and each takes a key of its own from
-    `TenantSetup.new_keys`. Mark the module `xdist_group(<name>)`: one worker runs it, so
-    there is one world, not one per worker.
+    transaction would empty or hide the world) and each takes a key of its own
+    (`TenantSetup.new_key`, committed at once like the world). Mark the module
+    `xdist_group(<name>)`: one worker runs it, so there is one world, not one per worker.
     """
     with django_db_blocker.unblock():
         made = ensure_test_database()

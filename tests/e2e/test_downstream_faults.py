@@ -26,6 +26,15 @@ async def open_dev(session) -> dict:
     return payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
 
 
+def in_flight(live_gateway) -> int:
+    """Calls the gateway has sent downstream and not yet had answered."""
+    return sum(c.in_flight for c in live_gateway.gateway.pool.connections())
+
+
+async def until_a_call_reaches_its_server(live_gateway) -> None:
+    await eventually(lambda: in_flight(live_gateway) > 0, 10, "the call to reach its server")
+
+
 async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, amake_setup):
     import signal
 
@@ -58,11 +67,7 @@ async def test_a_hung_call_does_not_hold_up_other_calls(live_gateway, amake_setu
         with anyio.fail_after(30):  # far less than the hung call's own 60 s
             async with anyio.create_task_group() as group:
                 group.start_soon(hang)
-                await eventually(
-                    lambda: any(c.in_flight for c in live_gateway.gateway.pool.connections()),
-                    10,
-                    "the hung call to reach its server",
-                )
+                await until_a_call_reaches_its_server(live_gateway)
                 async with anyio.create_task_group() as echoes:
                     for index in range(20):  # on the hung call's session and on another one
                         echoes.start_soon(echo, session if index % 2 else other_session, index)
@@ -152,7 +157,7 @@ async def test_a_client_that_goes_away_cancels_the_downstream_call(
             group.cancel_scope.cancel()  # the client gives up and disconnects
     wait_until(marker.exists, 15, "the downstream call to be cancelled")
     wait_until(
-        lambda: all(c.in_flight == 0 for c in live_gateway.gateway.pool.connections()),
+        lambda: in_flight(live_gateway) == 0,
         15,
         "no call to be left in flight",
     )
@@ -212,11 +217,7 @@ async def test_a_killed_server_fails_calls_in_flight_at_once_then_respawns(
         with anyio.fail_after(30):  # far less than the call's own 600 s timeout
             async with anyio.create_task_group() as group:
                 group.start_soon(long_call)
-                await eventually(
-                    lambda: any(c.in_flight for c in live_gateway.gateway.pool.connections()),
-                    10,
-                    "the call to reach the server",
-                )
+                await until_a_call_reaches_its_server(live_gateway)
                 os.kill(pid, signal.SIGKILL)
         assert error_of(results[0]) == (
             "DOWNSTREAM_ERROR",
@@ -256,11 +257,7 @@ async def test_a_remote_server_that_drops_mid_call(live_gateway, amake_setup):
             with anyio.fail_after(30):
                 async with anyio.create_task_group() as group:
                     group.start_soon(long_call)
-                    await eventually(
-                        lambda: any(c.in_flight for c in live_gateway.gateway.pool.connections()),
-                        10,
-                        "the call to reach the server",
-                    )
+                    await until_a_call_reaches_its_server(live_gateway)
                     remote.kill()
                     remote.wait(timeout=10)
             code, text = error_of(results[0])
@@ -321,7 +318,7 @@ async def test_a_client_that_cancels_its_call_cancels_the_downstream_call(
         result = await session.call_tool("use_tool", use("dev", "waiter", "echo", {"text": "!"}))
         assert text_of(result) == "!"
     await eventually(
-        lambda: all(c.in_flight == 0 for c in live_gateway.gateway.pool.connections()),
+        lambda: in_flight(live_gateway) == 0,
         15,
         "no call to be left in flight",
     )

@@ -3,12 +3,11 @@
 of the same tenant does not, and random session ids create nothing in the store."""
 
 import uuid
-from collections.abc import Iterator
 
 import httpx2
 import pytest
 
-from tests.harness.live import LiveGateway, TenantSetup, count_module_tests, make_tenant_setup
+from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload, raw_rpc, text_of, use
 
 # One gateway and tenant for the module; each test has keys of its own.
@@ -18,20 +17,21 @@ ECHO = use("dev", "fixture", "echo", {"text": "hi"})
 
 
 @pytest.fixture(scope="module")
-def keys(request, module_db) -> Iterator[TenantSetup]:
+def world(module_db) -> TenantSetup:
     setup = make_tenant_setup("acme")
     setup.fixture_server(setup.toolbox("dev"), "fixture")
-    return setup.new_keys(2 * count_module_tests(request))
+    return setup
 
 
 @pytest.fixture
-def acme(keys) -> TenantSetup:
-    return next(keys)
+def acme(world) -> TenantSetup:
+    """The module's tenant, with a key no other test used."""
+    return world.new_key()
 
 
 @pytest.fixture
-def second_key(keys) -> str:
-    return next(keys).key
+def second_key(world) -> str:
+    return world.new_key().key
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ own, so with nothing open)."""
 
 import sys
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from asgiref.sync import sync_to_async
+from mcp_types import CallToolResult
 
-from tests.harness.live import LiveGateway, TenantSetup, count_module_tests, make_tenant_setup
+from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload
 
@@ -76,14 +76,14 @@ def make_world() -> TenantSetup:
 
 
 @pytest.fixture(scope="module")
-def keys(request, module_db) -> Iterator[TenantSetup]:
-    return make_world().new_keys(count_module_tests(request))
+def world(module_db) -> TenantSetup:
+    return make_world()
 
 
 @pytest.fixture
-def setup(keys) -> TenantSetup:
+def setup(world) -> TenantSetup:
     """The module's tenant, with a key no other test used."""
-    return next(keys)
+    return world.new_key()
 
 
 @pytest.fixture
@@ -91,9 +91,14 @@ def live_gateway(module_gateway) -> LiveGateway:
     return module_gateway
 
 
-async def open_toolbox(live_gateway: LiveGateway, key: str, toolbox: str) -> dict:
+async def open_result(live_gateway: LiveGateway, key: str, arguments: dict) -> CallToolResult:
+    """open_toolbox's answer to `arguments`, in a session of its own."""
     async with live_gateway.session(key) as session:
-        return payload(await session.call_tool("open_toolbox", {"toolbox": toolbox}))
+        return await session.call_tool("open_toolbox", arguments)
+
+
+async def open_toolbox(live_gateway: LiveGateway, key: str, toolbox: str) -> dict:
+    return payload(await open_result(live_gateway, key, {"toolbox": toolbox}))
 
 
 async def test_result_lists_downstream_tools_unchanged_with_server_and_toolbox(live_gateway, setup):
@@ -182,8 +187,7 @@ async def test_partial_failure_lists_errors_and_leaves_no_process(live_gateway, 
 
 
 async def test_every_server_failing_is_an_error(live_gateway, setup):
-    async with live_gateway.session(setup.key) as session:
-        result = await session.call_tool("open_toolbox", {"toolbox": "failing"})
+    result = await open_result(live_gateway, setup.key, {"toolbox": "failing"})
     assert error_of(result) == (
         "CONNECTION_FAILED",
         "Error opening toolbox 'failing': Failed to connect to server 'a' in toolbox 'failing': "
@@ -193,8 +197,7 @@ async def test_every_server_failing_is_an_error(live_gateway, setup):
 
 
 async def test_unset_environment_reference_names_variable_and_field(live_gateway, setup):
-    async with live_gateway.session(setup.key) as session:
-        result = await session.call_tool("open_toolbox", {"toolbox": "needs-token"})
+    result = await open_result(live_gateway, setup.key, {"toolbox": "needs-token"})
     assert error_of(result) == (
         "CONNECTION_FAILED",
         "Error opening toolbox 'needs-token': Failed to connect to server 'needs_token' in "
@@ -244,8 +247,7 @@ async def test_server_that_never_initializes_is_bounded_by_connect_timeout(live_
     ],
 )
 async def test_invalid_parameters(live_gateway, setup, arguments, text):
-    async with live_gateway.session(setup.key) as session:
-        result = await session.call_tool("open_toolbox", arguments)
+    result = await open_result(live_gateway, setup.key, arguments)
     assert error_of(result) == ("INVALID_PARAMETERS", text)
 
 
@@ -253,8 +255,7 @@ async def test_unknown_toolbox_lists_available(live_gateway, setup):
     available = await sync_to_async(
         lambda: sorted(setup.tenant.toolboxes.values_list("name", flat=True))
     )()
-    async with live_gateway.session(setup.key) as session:
-        result = await session.call_tool("open_toolbox", {"toolbox": "invalid"})
+    result = await open_result(live_gateway, setup.key, {"toolbox": "invalid"})
     assert error_of(result) == (
         "TOOLBOX_NOT_FOUND",
         f"Error: Toolbox 'invalid' not found. Available toolboxes: {', '.join(available)}",
@@ -266,8 +267,7 @@ async def test_unknown_toolbox_lists_available(live_gateway, setup):
 
 
 async def test_toolbox_names_are_case_sensitive(live_gateway, setup):
-    async with live_gateway.session(setup.key) as session:
-        result = await session.call_tool("open_toolbox", {"toolbox": "DEV"})
+    result = await open_result(live_gateway, setup.key, {"toolbox": "DEV"})
     assert error_of(result)[0] == "TOOLBOX_NOT_FOUND"
 
 

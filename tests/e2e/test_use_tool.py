@@ -4,31 +4,30 @@ nothing open). Tests that change a connection or the gateway are in
 test_use_tool_connections.py."""
 
 import json
-from collections.abc import Iterator
 
 import anyio
 import mcp_types as types
 import pytest
 
-from tests.harness.live import LiveGateway, TenantSetup, count_module_tests, make_tenant_setup
+from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload, text_of, use
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("use_tool")]
 
 
 @pytest.fixture(scope="module")
-def keys(request, module_db) -> Iterator[TenantSetup]:
+def world(module_db) -> TenantSetup:
     setup = make_tenant_setup()
     toolbox = setup.toolbox("dev")
     setup.fixture_server(toolbox, "filesystem", tool_filters=["*"])
     setup.fixture_server(toolbox, "limited", tool_filters=["echo"], position=1)
-    return setup.new_keys(count_module_tests(request))
+    return setup
 
 
 @pytest.fixture
-def dev(keys) -> TenantSetup:
+def dev(world) -> TenantSetup:
     """The module's tenant, with a key no other test used."""
-    return next(keys)
+    return world.new_key()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -146,14 +146,10 @@ class TenantSetup:
         server.save()
         return server
 
-    def new_keys(self, count: int, **key_options: Any) -> Iterator[TenantSetup]:
-        """The same tenant with `count` more keys, one per test of a module sharing it: what
-        a key opened is that key's alone, so each such test starts with nothing open."""
-        setups = []
-        for _ in range(count):
-            api_key, key = ApiKey.issue(self.tenant, label="test", **key_options)
-            setups.append(TenantSetup(self.tenant, key, api_key))
-        return iter(setups)
+    def new_key(self, **key_options: Any) -> TenantSetup:
+        """The same tenant with a key of its own: what a key opened is that key's alone, so
+        a test of a module sharing one tenant starts with nothing open."""
+        return issue_key(self.tenant, **key_options)
 
     async def atoolbox(self, name: str = "dev", description: str | None = None) -> Toolbox:
         return await sync_to_async(self.toolbox)(name, description)
@@ -166,13 +162,12 @@ class TenantSetup:
         )
 
 
-def make_tenant_setup(slug: str = "acme", **key_options: Any) -> TenantSetup:
-    """A tenant named after its slug, with one key (options as `ApiKey.issue` takes)."""
-    tenant = Tenant.objects.create(slug=slug, name=slug.title())
+def issue_key(tenant: Tenant, **key_options: Any) -> TenantSetup:
+    """`tenant` with a new key (options as `ApiKey.issue` takes)."""
     api_key, key = ApiKey.issue(tenant, label="test", **key_options)
     return TenantSetup(tenant, key, api_key)
 
 
-def count_module_tests(request: Any) -> int:
-    """How many tests the module of a module-scoped fixture's `request` runs."""
-    return sum(1 for item in request.session.items if item.module is request.module)
+def make_tenant_setup(slug: str = "acme", **key_options: Any) -> TenantSetup:
+    """A tenant named after its slug, with one key (options as `ApiKey.issue` takes)."""
+    return issue_key(Tenant.objects.create(slug=slug, name=slug.title()), **key_options)

@@ -6,11 +6,10 @@ mcp_gateway.failures, mcp_gateway.pins, mcp_gateway.telemetry import it lazily).
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.harness.keys import TEST_FERNET_KEY
+from tests.harness.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 LOADED_SDK = (
     "import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
 )
