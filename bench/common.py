@@ -87,6 +87,14 @@ RATE_LIMITS = {
     },
     "WORKBENCH_KEY_MAX_IN_FLIGHT": "1000000",
 }
+# Gateways run as in production: DEBUG off (Django's debug cursor, which records every
+# query, is a development aid), warnings only in the log, the rate limits above.
+GATEWAY_ENV = {
+    "DEBUG": "false",
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "LOG_LEVEL": "WARNING",
+    **RATE_LIMITS,
+}
 
 
 # Figures
@@ -259,7 +267,13 @@ class Gateway:
         return self.process.pid
 
     def downstream(self, marker: str = TIME_MODULE) -> list[int]:
+        """The downstream processes whose command line holds marker, with the bubblewrap
+        processes that sandbox them (whose own command lines hold it too)."""
         return descendants_running(self.pid, marker)
+
+    def servers(self, marker: str = TIME_MODULE) -> list[int]:
+        """The downstream servers themselves: one per connection, sandboxed or not."""
+        return [pid for pid in self.downstream(marker) if not cmdline(pid).startswith("bwrap")]
 
     def all_pids(self) -> list[int]:
         return [self.pid, *descendants(self.pid)]
@@ -287,7 +301,7 @@ def gateway(
         deployment = Deployment(
             Path(workdir),
             cache_url=cache_url or "",
-            env_extra={"LOG_LEVEL": "WARNING", **RATE_LIMITS, **(env or {})},
+            env_extra={**GATEWAY_ENV, **(env or {})},
         )
         template = os.environ.get(DB_TEMPLATE)
         if template:

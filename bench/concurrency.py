@@ -263,7 +263,7 @@ def run_gateway(
         window = CpuWindow(groups)
         anyio.run(load, connect, sessions, calls, outcome, window.start, window.end)
         outcome.cpu = window.seconds
-        outcome.downstream = len(running.downstream())
+        outcome.downstream = len(running.servers())
     return outcome
 
 

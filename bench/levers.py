@@ -1,7 +1,8 @@
 """What each speed lever of issue 15 gives: gateways with every lever on, with one lever off
 at a time, and the code before them, side by side in one run.
 
-    .venv/bin/python bench/levers.py [--before DIR] [--blocks 8] [--block-calls 25] [--quick]
+    .venv/bin/python bench/levers.py [--before DIR] [--tree NAME=DIR ...] [--blocks 8]
+                                     [--block-calls 25] [--quick]
 
 Each variant is a gateway process of its own (the same seeded tenant, key and toolbox
 `bench` with mcp-server-time); one SDK session per variant calls `use_tool` in blocks that
@@ -10,7 +11,9 @@ variant: use_tool p50, the gateway's CPU per call (its own process, from /proc, 
 blocks), and the warm open p50. A lever is turned off in a running gateway by
 bench/lever_off.py (the product has no switch for them); "before" is a source tree given
 with --before (e.g. `git archive <commit> | tar -x -C DIR`), served as it was served then
-(h11, asyncio).
+(h11, asyncio). `--tree NAME=DIR` adds a variant served from another source tree as
+shipped (uvloop, httptools): a lever that has no switch is measured alone by a tree that
+holds the code before with only that lever's files changed.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
     BENCH,
-    RATE_LIMITS,
+    GATEWAY_ENV,
     ROOT,
     SEED,
     TENANT,
@@ -70,7 +73,7 @@ def variant_gateway(
     workdir: Path, levers_off: tuple[str, ...], options: tuple[str, ...], source: Path
 ) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
     servers = [{"name": "time", "command": sys.executable, "args": list(time_server().args)}]
-    deployment = Deployment(workdir, env_extra={"LOG_LEVEL": "WARNING", **RATE_LIMITS})
+    deployment = Deployment(workdir, env_extra=GATEWAY_ENV)
     script = SEED.format(migrate=True, tenant=TENANT, toolboxes=json.dumps({TOOLBOX: servers}))
     key = deployment.shell(script).split("KEY=", 1)[1].split()[0]
     port = free_port()
@@ -128,6 +131,13 @@ async def measure(
 def main() -> None:
     parser = arguments(__doc__)
     parser.add_argument("--before", type=Path, help="a source tree of the code before")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a variant served from another source tree, as shipped (repeatable)",
+    )
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--block-calls", type=int, default=25)
     options = parser.parse_args()
@@ -148,6 +158,12 @@ def main() -> None:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wb-lever-")))
             gateways[BEFORE] = stack.enter_context(
                 variant_gateway(workdir, (), PURE_PYTHON, options.before.resolve())
+            )
+        for tree in options.tree:
+            name, _, source = tree.partition("=")
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wb-lever-")))
+            gateways[name] = stack.enter_context(
+                variant_gateway(workdir, (), SHIPPED, Path(source).resolve())
             )
         figures = anyio.run(measure, gateways, options.blocks, options.block_calls)
     rows = []

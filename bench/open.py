@@ -33,18 +33,23 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
+    BENCH,
     NODE_BIN,
     Row,
     StdioServer,
     arguments,
     check,
     checked,
+    cpu_seconds,
+    free_port,
     gateway,
     gateway_session,
+    http_session,
     median,
     ms,
     p50_p90_p99,
     report,
+    serving,
     time_server,
     timed,
 )
@@ -113,6 +118,9 @@ class Figures:
     warm_same: list[float] = field(default_factory=list)  # then again in that session (ms)
     listing: list[float] = field(default_factory=list)  # a bare tools/list (ms)
     tools: int = 0  # tools in the opened toolbox
+    answer: str = ""  # a warm open's text
+    floor: list[float] = field(default_factory=list)  # the SDK alone sending it (ms)
+    floor_cpu: float = 0.0  # the SDK server's CPU per call sending it (ms)
 
 
 async def start_at_once(servers: list[StdioServer]) -> float:
@@ -149,10 +157,28 @@ async def measure(url: str, key: str, servers: list[StdioServer], reps: int, war
                 figures.warm += await timed(lambda: _open(session, "cold1"), 1)
                 figures.warm_same += await timed(lambda: _open(session, "cold1"), 1)
                 figures.listing += await timed(session.list_tools, 1)
+        async with gateway_session(url, key, open_toolbox=None) as session:
+            opened = await _open(session, "cold1")
+            figures.answer = opened.content[0].text  # type: ignore[union-attr]
     return figures
 
 
-async def _open(session: ClientSession, toolbox: str) -> object:
+async def sdk_floor(url: str, pid: int, figures: Figures, count: int) -> None:
+    """The same answer sent by the SDK alone (bench/sdk_server.py --json --answer): what
+    the SDK's server and client cost to carry it, whoever made it."""
+    async with http_session(url) as session:
+        await _answer(session)  # warm-up
+        cpu = -cpu_seconds([pid])
+        for _ in range(count):
+            figures.floor += await timed(lambda: _answer(session), 1)
+        figures.floor_cpu = (cpu + cpu_seconds([pid])) * 1000 / count
+
+
+async def _answer(session: ClientSession) -> object:
+    return checked(await session.call_tool("answer", {}))
+
+
+async def _open(session: ClientSession, toolbox: str) -> types.CallToolResult:
     return checked(await session.call_tool("open_toolbox", {"toolbox": toolbox}))
 
 
@@ -210,6 +236,12 @@ def rows(figures: Figures, note: str) -> list[Row]:
             "reference: a bare tools/list through the gateway, p50 (ms)",
             f"{p50_p90_p99(figures.listing)[0]:.2f}",
         ),
+        Row(
+            SECTION,
+            f"floor: the SDK alone sending the same answer ({len(figures.answer)} characters of "
+            "text, and as structuredContent): p50 (ms); its server's CPU per call (ms)",
+            f"{p50_p90_p99(figures.floor)[0]:.2f}; {figures.floor_cpu:.2f}",
+        ),
     ]
 
 
@@ -229,6 +261,12 @@ def main() -> None:
             figures = anyio.run(
                 measure, running.url, running.key, servers, options.reps, options.warm
             )
+        answer = Path(workdir) / "answer.json"
+        answer.write_text(figures.answer)
+        port = free_port()
+        command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port), "--json"]
+        with serving([*command, "--answer", str(answer)], port, "sdk server") as sdk:
+            anyio.run(sdk_floor, f"http://127.0.0.1:{port}/mcp", sdk.pid, figures, options.warm)
     title = (
         f"Open: {options.reps} cold opens of a toolbox of {len(servers)} stdio servers, "
         f"{options.warm} warm opens"

@@ -45,6 +45,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["store.py"], "6 store"),
     (["levers.py"], "7 levers"),
     (["telemetry.py"], "8 telemetry"),
+    (["floor.py"], "9 floor"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 QUICK_TIMEOUT = 170.0

@@ -1,16 +1,24 @@
 """A trivial tool served by the `mcp` SDK alone over Streamable HTTP: the HTTP hop's cost.
 
-    .venv/bin/python bench/sdk_server.py --port 8124
+    .venv/bin/python bench/sdk_server.py --port 8124 [--json] [--answer FILE]
 
 Configured like the gateway's own SDK server (low-level `Server`, stateless, SSE responses,
 no OpenTelemetry middleware, uvicorn with the same loop and HTTP parser), so that
 `latency.py` can subtract what the SDK and uvicorn cost from what Workbench adds.
+
+The floors of issue 15's targets: with `--json` it answers with one JSON body, as the
+gateway does when no progress is asked for (`profile.py`: the SDK's own CPU per trivial
+call); with `--answer FILE` a tool `answer` returns that JSON as text and as
+`structuredContent`, as `open_toolbox` does (`open.py`: what the SDK costs to send an
+open's answer, whoever made it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -24,15 +32,29 @@ TOOL = types.Tool(
 )
 
 
-def build_server() -> Server[Any]:
+ANSWER = types.Tool(
+    name="answer",
+    description="The given answer",
+    input_schema={"type": "object"},
+)
+
+
+def build_server(answer: str | None = None) -> Server[Any]:
+    tools = [TOOL] if answer is None else [TOOL, ANSWER]
+
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[TOOL])
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if params.name == ANSWER.name and answer is not None:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=answer)],
+                structured_content=json.loads(answer),
+            )
         now = datetime.now(UTC).isoformat()
         return types.CallToolResult(content=[types.TextContent(type="text", text=now)])
 
@@ -44,9 +66,11 @@ def build_server() -> Server[Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--json", action="store_true", help="JSON answers instead of SSE")
+    parser.add_argument("--answer", type=Path, help="a JSON file for the tool `answer`")
     options = parser.parse_args()
-    server = build_server()
-    server.streamable_http_app(stateless_http=True)
+    server = build_server(options.answer.read_text() if options.answer else None)
+    server.streamable_http_app(stateless_http=True, json_response=options.json)
 
     # Dispatch straight to the session manager, as the gateway does (no Starlette routing).
     async def application(scope: Any, receive: Any, send: Any) -> None:

@@ -1,6 +1,12 @@
 """The gateway's one door into the call log: `save_batch`, run in a worker thread by
 `mcp_gateway.calllog` (never on the event loop). Sizes are measured and opted-in payloads
-serialised here, off the request path."""
+serialised here, off the request path.
+
+Rows go in by one `executemany` of plain values rather than `bulk_create`, whose per-field
+preparation of model instances cost 0.28 ms of CPU a row against 0.03 (SQLite, rows of 20
+columns): the writer shares its process's interpreter with the event loop, so what it
+spends every call waits for.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,21 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import connection, transaction
 
 from calls.models import CallRecord, PayloadCapture
 from mcp_gateway.failures import Redactor, secret_values
 from toolboxes.models import ApiKey, Server, Tenant
+
+
+def _keep_usable_connection() -> None:
+    """The writer's thread keeps its database connection from batch to batch (nothing
+    closes it: no request ends in this thread): closing it each time, as
+    `close_old_connections` does with CONN_MAX_AGE 0, cost 2.5 ms a batch on SQLite (a WAL
+    checkpoint at each close, then a new connection). One the server dropped (or that an
+    error left broken) is replaced."""
+    if connection.connection is not None and not connection.is_usable():
+        connection.close()
 
 
 def _size(value: Any) -> int:
@@ -54,7 +70,7 @@ def _redactor(tenant_id: int, toolbox: str, server: str) -> Redactor:
 def save_batch(entries: Sequence[Any]) -> None:
     """Write call log entries (`mcp_gateway.calllog.CallEntry`) in one statement."""
     if not connection.in_atomic_block:  # the writer's thread; never a caller's transaction
-        close_old_connections()  # a long-lived thread: drop a connection the server closed
+        _keep_usable_connection()
     # A tenant or key deleted since the call: its rows go (tenant) or lose the link (key),
     # rather than failing the whole batch on a foreign key.
     tenant_ids = set(
@@ -71,7 +87,7 @@ def save_batch(entries: Sequence[Any]) -> None:
     )
     limit = settings.WORKBENCH_CALL_LOG_PAYLOAD_BYTES
     redactors: dict[tuple[int, str, str], Redactor] = {}
-    records = []
+    rows = []
     for entry in entries:
         arguments = result = ""
         if entry.tenant_id in capture:
@@ -81,8 +97,8 @@ def save_batch(entries: Sequence[Any]) -> None:
             redact = redactors[where]
             arguments = _capped(redact(_text(entry.arguments)), limit)
             result = _capped(redact(_text(entry.result)), limit)
-        records.append(
-            CallRecord(
+        rows.append(
+            dict(
                 at=datetime.fromtimestamp(entry.at, tz=UTC),
                 tenant_id=entry.tenant_id,
                 key_id=entry.key_id if entry.key_id in key_ids else None,
@@ -104,4 +120,25 @@ def save_batch(entries: Sequence[Any]) -> None:
                 result=result,
             )
         )
-    CallRecord.objects.bulk_create(records)
+    _insert(rows)
+
+
+def _insert(rows: list[dict[str, Any]]) -> None:
+    """INSERT rows of CallRecord's attributes (others take their field's default)."""
+    if not rows:
+        return
+    ops = connection.ops
+    fields = [field for field in CallRecord._meta.concrete_fields if not field.primary_key]
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        ops.quote_name(CallRecord._meta.db_table),
+        ", ".join(ops.quote_name(field.column) for field in fields),
+        ", ".join(["%s"] * len(fields)),
+    )
+    defaults = {field.attname: field.get_default() for field in fields}
+    values = []
+    for row in rows:
+        row = defaults | row
+        row["at"] = ops.adapt_datetimefield_value(row["at"])
+        values.append([row[field.attname] for field in fields])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, values)

@@ -8,6 +8,7 @@ needs no process to remember it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -261,10 +262,13 @@ class Gateway:
         if not whole or not _answers_as_json(scope, body):
             await sse.handle_request(scope, replayed, send)  # its body limit answers 413
             return
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(_until_disconnect, receive, task_group.cancel_scope)
-            await self.json_answers.handle_request(scope, replayed, send)
-            task_group.cancel_scope.cancel()
+        # A bare task rather than a task group: no group's bookkeeping on every call.
+        with anyio.CancelScope() as served:
+            watcher = asyncio.get_running_loop().create_task(_until_disconnect(receive, served))
+            try:
+                await self.json_answers.handle_request(scope, replayed, send)
+            finally:
+                watcher.cancel()
 
 
 def _cancelled_request(body: bytes) -> Any:
@@ -282,8 +286,11 @@ def _cancelled_request(body: bytes) -> Any:
 async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     """Cancel `scope` when the client goes away (uvicorn also says so once the response is
     complete): what an SSE response does for its request, done for a JSON one."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
+    try:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # the server's receive failed: the request ends with its scope
+        logger.debug("receive failed while waiting for a disconnect", exc_info=True)
     scope.cancel()
 
 

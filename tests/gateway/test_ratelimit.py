@@ -79,3 +79,32 @@ def test_the_retry_in_the_text_is_the_one_in_the_details_and_never_early():
             seconds = error.details["retry_after"]
             assert seconds >= wait and seconds - wait < 0.01
             assert error.message.endswith(f"retry in {seconds:.2f}s")
+
+
+def test_disk_buckets_read_expired_rows_as_full_and_purge_them(tmp_path):
+    from mcp_gateway.ratelimit import DiskBuckets
+
+    now = [1000.0]
+    buckets = DiskBuckets(tmp_path, clock=lambda: now[0])
+    limit = Limit(rate=1, burst=2)
+
+    def rows() -> list[str]:
+        return [name for (name,) in buckets._db.execute("SELECT name FROM bucket ORDER BY name")]
+
+    async def scenario() -> None:
+        assert await buckets.take([("wb:rate:key:1", limit)]) == 0
+        assert await buckets.take([("wb:rate:key:1", limit)]) == 0
+        assert await buckets.take([("wb:rate:key:1", limit)]) == 1.0  # empty: wait 1 s
+        assert await buckets.take([("wb:rate:key:2", limit)]) == 0
+        # A row expires once its bucket would be full again (burst / rate + 1 s): read as
+        # absent, so full, though it is still in the table until the next purge...
+        now[0] += 3.5
+        assert rows() == ["wb:rate:key:1", "wb:rate:key:2"]
+        assert await buckets.take([("wb:rate:key:1", limit)]) == 0
+        # ...which removes every expired row, and keeps what this take wrote.
+        buckets._purged -= DiskBuckets.PURGE_SECONDS + 1
+        assert await buckets.take([("wb:rate:key:3", limit)]) == 0
+        assert rows() == ["wb:rate:key:1", "wb:rate:key:3"]
+        await buckets.close()
+
+    anyio.run(scenario)
