@@ -268,10 +268,11 @@ def run_gateway(
 
 
 def run_reference(sessions: int, calls: int) -> Outcome:
-    """The same load on a trivial tool served by the SDK alone: this machine's ceiling."""
+    """The same load on a trivial tool served by the SDK alone, answering with JSON bodies
+    as the gateway does: this machine's ceiling, and the floor of the gateway's CPU."""
     outcome = Outcome()
     port = free_port()
-    command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port)]
+    command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port), "--json"]
     with serving(command, port, "sdk server") as process:
         window = CpuWindow(lambda: {"SDK server": [process.pid]})
         connect = raw_client(f"http://127.0.0.1:{port}/mcp", None, "get_current_time", TIME_ARGS)
