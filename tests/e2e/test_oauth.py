@@ -153,6 +153,13 @@ async def test_sign_in_use_refresh_and_revoke(live_gateway, acme, caplog):
         f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
     )
 
+    # The fixture server started beforehand (the pool is the tenant's): the sign-in's first
+    # calls must end well within the token's short lifetime. A request that reaches the
+    # gateway just after the token expired gets a 401, on which the SDK's client signs in
+    # anew (a new grant, with nothing open) rather than refreshing.
+    async with live_gateway.session(acme.key) as warm:
+        assert payload(await warm.call_tool("open_toolbox", {"toolbox": "dev"}))["tools"]
+
     storage = MemoryStorage()
     provider = OAuthClientProvider(
         server_url=url,
@@ -192,6 +199,7 @@ async def test_sign_in_use_refresh_and_revoke(live_gateway, acme, caplog):
         await eventually(lambda: time.time() > expiry + 0.1, LIFETIME + 5, "the token's expiry")
         assert text_of(await session.call_tool("use_tool", ECHO)) == "hi"
         latest = storage.tokens[-1]
+        assert len(acme.member.pages) == 1  # refreshed: one sign-in, one grant
         assert latest.access_token != first.access_token
         assert latest.refresh_token != first.refresh_token
         assert_refused(
