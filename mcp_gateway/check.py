@@ -18,7 +18,7 @@ import anyio
 
 from mcp_gateway import config
 from mcp_gateway.config import ServerConfig
-from mcp_gateway.pins import definition
+from mcp_gateway.pins import definition, digests
 
 if TYPE_CHECKING:
     from toolboxes.models import Server
@@ -198,7 +198,7 @@ def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees |
             definitions = offered.get(server.server_id)
             tools = [types.Tool.model_validate(item) for item in definitions or []]
             allowed = [tool for tool in tools if server.allows(tool.name)]
-            waiting = server.pins.held_names(allowed, server.fingerprint)
+            waiting = server.pins.held_names(digests(allowed), server.fingerprint)
             listed = [tool for tool in allowed if tool.name not in waiting]
             servers.append(
                 SeenServer(

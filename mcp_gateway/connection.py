@@ -29,7 +29,7 @@ from mcp_gateway import __version__, failures, telemetry
 from mcp_gateway.config import ServerConfig
 from mcp_gateway.envrefs import ReferenceEnviron, ReferencePolicy, referenced_values
 from mcp_gateway.failures import ClassifiedFailure, Redactor, current_redactor
-from mcp_gateway.pins import tool_digest
+from mcp_gateway.pins import digests
 from mcp_gateway.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.stderr import StderrPipe
 from mcp_gateway.transports import open_transport
@@ -157,7 +157,7 @@ class Connection:
         self.label = label
         self.connect_timeout = connect_timeout
         self.tools: list[types.Tool] = []
-        self.digests: dict[str, str] = {}  # tool name: pins.tool_digest, made once
+        self.digests: dict[str, str] = {}  # tool name: its pins digest, made once
         self.error: str | None = None  # the client's phrase
         self.incident: str | None = None  # the log line that tells the rest
         self._failure_detail = ""
@@ -224,7 +224,7 @@ class Connection:
                     await session.initialize()
                     phase = "list"
                     self.tools = await self._list_all_tools(session, bounds)
-                    self.digests = {tool.name: tool_digest(tool) for tool in self.tools}
+                    self.digests = digests(self.tools)
                     connecting.deadline = math.inf
                     self._session = session
                     logger.info("[%s] connected (%d tools)", self.label, len(self.tools))

@@ -196,7 +196,9 @@ class MetaTools:
                 failures.append(errors.connect_failure_line(server.name, toolbox.name, outcome))
                 continue
             offered = [tool for tool in outcome.tools if server.allows(tool.name)]
-            waiting = server.pins.held_names(offered, server.fingerprint)
+            waiting = server.pins.held_names(
+                {tool.name: outcome.digests[tool.name] for tool in offered}, server.fingerprint
+            )
             held.extend(errors.held_line(name, server.name) for name in sorted(waiting))
             tools.extend(
                 _tool_entry(tool, server.name, toolbox.name)

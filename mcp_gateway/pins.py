@@ -50,6 +50,11 @@ def tool_digest(tool: types.Tool) -> str:
     return digest(definition(tool))
 
 
+def digests(tools: Iterable[types.Tool]) -> dict[str, str]:
+    """Each tool's digest by its name: made once per offer (a connection keeps them)."""
+    return {tool.name: tool_digest(tool) for tool in tools}
+
+
 @dataclass(frozen=True, slots=True)
 class Pins:
     """One server's pinning, as the gateway's snapshot holds it.
@@ -76,5 +81,8 @@ class Pins:
         """`held`, for a tool whose digest is known (a connection hashes its tools once)."""
         return self.checks(fingerprint) and self.approved.get(name) != digest
 
-    def held_names(self, tools: Iterable[types.Tool], fingerprint: str) -> set[str]:
-        return {tool.name for tool in tools if self.held(tool, fingerprint)}
+    def held_names(self, offered: Mapping[str, str], fingerprint: str) -> set[str]:
+        """Which of the offered tools (name: digest) wait for an admin."""
+        return {
+            name for name, digest in offered.items() if self.held_digest(name, digest, fingerprint)
+        }

@@ -4,7 +4,7 @@ from types import MappingProxyType
 
 import mcp_types as types
 
-from mcp_gateway.pins import APPROVE_ALL, OFF, POLICIES, TRUST_FIRST, Pins, tool_digest
+from mcp_gateway.pins import APPROVE_ALL, OFF, POLICIES, TRUST_FIRST, Pins, digests, tool_digest
 from toolboxes.models import PinningPolicy
 
 ECHO = types.Tool(name="echo", description="Echo the text back", input_schema={"type": "object"})
@@ -38,10 +38,11 @@ def test_trust_first_holds_a_changed_tool_once_its_configuration_is_trusted():
 
 def test_approve_all_holds_what_is_not_approved_whatever_the_configuration():
     rule = pins(APPROVE_ALL, {}, trusted="")
-    assert rule.held_names([ECHO], "fp") == {"echo"}
-    assert pins(APPROVE_ALL, {"echo": tool_digest(ECHO)}).held_names([ECHO], "other") == set()
+    assert rule.held_names(digests([ECHO]), "fp") == {"echo"}
+    approved = pins(APPROVE_ALL, {"echo": tool_digest(ECHO)})
+    assert approved.held_names(digests([ECHO]), "other") == set()
 
 
 def test_off_holds_nothing_and_the_policies_match_the_model_choices():
-    assert pins(OFF, {}).held_names([ECHO], "fp") == set()
+    assert pins(OFF, {}).held_names(digests([ECHO]), "fp") == set()
     assert tuple(PinningPolicy.values) == POLICIES
