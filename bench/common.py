@@ -27,6 +27,7 @@ from typing import Any
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +40,7 @@ from tests.harness.deployment import (  # noqa: E402 - needs ROOT on sys.path
     Deployment,
     migrated_template,
 )
-from tests.harness.net import free_port, listening  # noqa: E402, F401
+from tests.harness.net import free_port, listening  # noqa: E402
 from tests.harness.procs import (  # noqa: E402, F401
     cmdline,
     cpu_seconds,
@@ -220,6 +221,15 @@ def serving(command: Sequence[str], port: int, name: str) -> Iterator[subprocess
             stop(process)
 
 
+@contextmanager
+def sdk_server(*options: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """bench/sdk_server.py (the SDK alone, options as it takes them): its URL and process."""
+    port = free_port()
+    command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port), *options]
+    with serving(command, port, "sdk server") as process:
+        yield f"http://127.0.0.1:{port}/mcp", process
+
+
 # A seeded gateway
 
 
@@ -277,6 +287,11 @@ class Gateway:
 
     def all_pids(self) -> list[int]:
         return [self.pid, *descendants(self.pid)]
+
+    def own_pids(self) -> list[int]:
+        """The gateway's processes without its downstream servers (and their sandboxes)."""
+        downstream = self.downstream()
+        return [pid for pid in self.all_pids() if pid not in downstream]
 
 
 @contextmanager
@@ -385,6 +400,16 @@ async def http_session(
         # As MCP clients do; it also fills the SDK's output-schema cache, which a first
         # call_tool would otherwise fill with a tools/list of its own inside the timing.
         await session.list_tools()
+        yield session
+
+
+@asynccontextmanager
+async def stdio_session() -> AsyncIterator[ClientSession]:
+    """An SDK client session with `python -m mcp_server_time` over stdio, unsandboxed: the
+    downstream call without any gateway."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", TIME_MODULE])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
         yield session
 
 

@@ -34,7 +34,6 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
-    BENCH,
     HTTP_TIMEOUT,
     REDIS_URL,
     TIME_ARGS,
@@ -44,7 +43,6 @@ from bench.common import (
     check,
     checked,
     cpu_seconds,
-    free_port,
     gateway,
     gateway_session,
     median,
@@ -52,7 +50,7 @@ from bench.common import (
     p50_p90_p99,
     redis_reachable,
     report,
-    serving,
+    sdk_server,
     use_call,
 )
 
@@ -256,9 +254,7 @@ def run_gateway(
         )
 
         def groups() -> dict[str, list[int]]:
-            downstream = running.downstream()
-            gateway_pids = [pid for pid in running.all_pids() if pid not in downstream]
-            return {"gateway": gateway_pids, "mcp-server-time": downstream}
+            return {"gateway": running.own_pids(), "mcp-server-time": running.downstream()}
 
         window = CpuWindow(groups)
         anyio.run(load, connect, sessions, calls, outcome, window.start, window.end)
@@ -271,11 +267,9 @@ def run_reference(sessions: int, calls: int) -> Outcome:
     """The same load on a trivial tool served by the SDK alone, answering with JSON bodies
     as the gateway does: this machine's ceiling, and the floor of the gateway's CPU."""
     outcome = Outcome()
-    port = free_port()
-    command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port), "--json"]
-    with serving(command, port, "sdk server") as process:
+    with sdk_server("--json") as (url, process):
         window = CpuWindow(lambda: {"SDK server": [process.pid]})
-        connect = raw_client(f"http://127.0.0.1:{port}/mcp", None, "get_current_time", TIME_ARGS)
+        connect = raw_client(url, None, "get_current_time", TIME_ARGS)
         anyio.run(load, connect, sessions, calls, outcome, window.start, window.end)
         outcome.cpu = window.seconds
     return outcome

@@ -28,25 +28,22 @@ from pathlib import Path
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
-    BENCH,
     TIME_ARGS,
-    TIME_MODULE,
     Row,
     arguments,
     check,
     checked,
     cpu_seconds,
-    free_port,
     gateway,
     gateway_session,
     http_session,
     median,
     report,
-    serving,
+    sdk_server,
+    stdio_session,
     use_call,
 )
 
@@ -65,14 +62,10 @@ async def measure(
         sessions: dict[str, ClientSession] = {}
         for name, (url, key, _) in paths.items():
             if name == SDK_CLIENT:
-                params = StdioServerParameters(command=sys.executable, args=["-m", TIME_MODULE])
-                read, write = await stack.enter_async_context(stdio_client(params))
-                session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
-                sessions[name] = session
+                context = stdio_session()
             else:
                 context = gateway_session(url, key) if key else http_session(url)
-                sessions[name] = await stack.enter_async_context(context)
+            sessions[name] = await stack.enter_async_context(context)
 
         async def call(name: str) -> None:
             if name == GATEWAY:
@@ -106,14 +99,10 @@ def main() -> None:
     options = parser.parse_args()
     if options.quick:
         options.blocks, options.block_calls = 2, 5
-    port = free_port()
-    command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port), "--json"]
-    with serving(command, port, "sdk server") as sdk, gateway() as running:
-        downstream = running.downstream()
-        gateway_pids = [pid for pid in running.all_pids() if pid not in downstream]
+    with sdk_server("--json") as (sdk_url, sdk), gateway() as running:
         paths = {
-            GATEWAY: (running.url, running.key, gateway_pids),
-            SDK_SERVER: (f"http://127.0.0.1:{port}/mcp", None, [sdk.pid]),
+            GATEWAY: (running.url, running.key, running.own_pids()),
+            SDK_SERVER: (sdk_url, None, [sdk.pid]),
             SDK_CLIENT: ("", None, []),  # this process
         }
         figures = anyio.run(measure, paths, options.blocks, options.block_calls)

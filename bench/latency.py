@@ -23,14 +23,12 @@ from pathlib import Path
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
     BENCH,
     FASTMCP_PYTHON,
     TIME_ARGS,
-    TIME_MODULE,
     Row,
     arguments,
     check,
@@ -44,7 +42,9 @@ from bench.common import (
     ms,
     p50_p90_p99,
     report,
+    sdk_server,
     serving,
+    stdio_session,
     timed,
     use_call,
 )
@@ -60,9 +60,7 @@ Call = Callable[[], Awaitable[object]]
 
 @asynccontextmanager
 async def direct_path() -> AsyncIterator[Call]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", TIME_MODULE])
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with stdio_session() as session:
         yield lambda: _call(session, "get_current_time", TIME_ARGS)
 
 
@@ -99,10 +97,7 @@ def servers(with_fastmcp: bool, notes: dict[str, str]) -> Iterator[dict[str, str
     A FastMCP proxy that does not start is noted, not fatal."""
     with ExitStack() as stack:
         urls: dict[str, str] = {}
-        port = free_port()
-        command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port)]
-        stack.enter_context(serving(command, port, "sdk server"))
-        urls[SDK_HTTP] = f"http://127.0.0.1:{port}/mcp"
+        urls[SDK_HTTP], _ = stack.enter_context(sdk_server())
         running = stack.enter_context(gateway())
         urls[WORKBENCH] = f"{running.url}#{running.key}"
         if with_fastmcp:

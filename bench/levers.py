@@ -147,24 +147,18 @@ def main() -> None:
         # One gateway, through bench/lever_off.py: what could rot, in the least time.
         variants = {name: variants[name] for name in ["all but JSON answers (SSE always)"]}
     load = " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    # (name, levers off, uvicorn options, source tree) of every gateway of the run
+    specs = [(name, off, served, ROOT) for name, (off, served) in variants.items()]
+    if options.before:
+        specs.append((BEFORE, (), PURE_PYTHON, options.before.resolve()))
+    for tree in options.tree:
+        name, _, source = tree.partition("=")
+        specs.append((name, (), SHIPPED, Path(source).resolve()))
     with ExitStack() as stack:
         gateways = {}
-        for name, (off, uvicorn_options) in variants.items():
+        for name, off, served, source in specs:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wb-lever-")))
-            gateways[name] = stack.enter_context(
-                variant_gateway(workdir, off, uvicorn_options, ROOT)
-            )
-        if options.before:
-            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wb-lever-")))
-            gateways[BEFORE] = stack.enter_context(
-                variant_gateway(workdir, (), PURE_PYTHON, options.before.resolve())
-            )
-        for tree in options.tree:
-            name, _, source = tree.partition("=")
-            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wb-lever-")))
-            gateways[name] = stack.enter_context(
-                variant_gateway(workdir, (), SHIPPED, Path(source).resolve())
-            )
+            gateways[name] = stack.enter_context(variant_gateway(workdir, off, served, source))
         figures = anyio.run(measure, gateways, options.blocks, options.block_calls)
     rows = []
     for name, values in figures.items():

@@ -33,7 +33,6 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
-    BENCH,
     NODE_BIN,
     Row,
     StdioServer,
@@ -41,7 +40,6 @@ from bench.common import (
     check,
     checked,
     cpu_seconds,
-    free_port,
     gateway,
     gateway_session,
     http_session,
@@ -49,7 +47,7 @@ from bench.common import (
     ms,
     p50_p90_p99,
     report,
-    serving,
+    sdk_server,
     time_server,
     timed,
 )
@@ -263,10 +261,8 @@ def main() -> None:
             )
         answer = Path(workdir) / "answer.json"
         answer.write_text(figures.answer)
-        port = free_port()
-        command = [sys.executable, str(BENCH / "sdk_server.py"), "--port", str(port), "--json"]
-        with serving([*command, "--answer", str(answer)], port, "sdk server") as sdk:
-            anyio.run(sdk_floor, f"http://127.0.0.1:{port}/mcp", sdk.pid, figures, options.warm)
+        with sdk_server("--json", "--answer", str(answer)) as (url, sdk):
+            anyio.run(sdk_floor, url, sdk.pid, figures, options.warm)
     title = (
         f"Open: {options.reps} cold opens of a toolbox of {len(servers)} stdio servers, "
         f"{options.warm} warm opens"

@@ -167,10 +167,6 @@ def main() -> None:
         recorder: list[subprocess.Popen[bytes]] = []
         with gateway() as running:
 
-            def gateway_pids() -> list[int]:
-                downstream = running.downstream()
-                return [pid for pid in running.all_pids() if pid not in downstream]
-
             def start() -> None:
                 command = [spy, "record", "--pid", str(running.pid), "--format", "raw"]
                 command += ["--rate", str(SAMPLE_RATE), "--output", str(raw_path)]
@@ -178,10 +174,10 @@ def main() -> None:
                     subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 )
                 time.sleep(1.0)  # py-spy attaches (bounded: it samples or it failed)
-                window["cpu"] = -cpu_seconds(gateway_pids())
+                window["cpu"] = -cpu_seconds(running.own_pids())
 
             def end() -> None:
-                window["cpu"] += cpu_seconds(gateway_pids())
+                window["cpu"] += cpu_seconds(running.own_pids())
                 recorder[0].send_signal(signal.SIGINT)
                 recorder[0].wait(timeout=60)
 
