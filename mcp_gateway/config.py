@@ -170,7 +170,8 @@ def _sandbox_spec(tenant_id: int, server: Launch) -> SandboxSpec:
         server.cpu_limit_seconds,
         server.open_files_limit,
     )
-    return SandboxSpec(tenant_id, mounts, server.network, limits)
+    allow = tuple(server.egress_allow)
+    return SandboxSpec(tenant_id, mounts, server.network, limits, allow)
 
 
 def _pins(server: Server, pinned: dict[int, tool_pins.ServerPins]) -> Pins:

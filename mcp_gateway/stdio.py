@@ -53,7 +53,8 @@ from mcp.client.stdio import (
 from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR
 
-from mcp_gateway import telemetry
+from mcp_gateway import sandbox_network, telemetry
+from mcp_gateway.failures import ClassifiedFailure
 from mcp_gateway.sandbox import (
     Limits,
     SandboxSpec,
@@ -62,6 +63,7 @@ from mcp_gateway.sandbox import (
     exit_reason,
     probe,
 )
+from mcp_gateway.sandbox_start import Started, open_sandboxed
 from mcp_gateway.stderr import StderrPipe
 
 logger = logging.getLogger("workbench.downstream")
@@ -137,6 +139,7 @@ async def _after_exit(
     pending: set[Any],
     read_writer: Any,
     stderr: StderrPipe | None,
+    started: Started | None = None,
 ) -> None:
     """The server's output ended with calls unanswered (`initialize`, at start-up): record
     its exit code for the reason a client gets, and if a limit stopped it, say so."""
@@ -149,7 +152,8 @@ async def _after_exit(
     if limits is None:
         return
     last_words = list(stderr.tail) if stderr is not None else []
-    reason = exit_reason(process.returncode, limits, last_words)
+    oom_killed = started is not None and started.oom_killed()
+    reason = exit_reason(process.returncode, limits, last_words, oom_killed)
     if reason is None:
         return
     logger.warning("sandboxed server stopped: %s", reason)
@@ -180,17 +184,24 @@ async def bounded_stdio_client(
     stderr = errlog if isinstance(errlog, StderrPipe) else None
     policy = active_policy()
     limits = None
+    started: Started | None = None
+    env = get_default_environment() | (server.env or {})
+    errors = stderr.writer if stderr is not None else errlog
+    pending: set[Any] = set()  # ids of requests sent and not yet answered
     if sandbox is not None and policy.enabled:
         await probe(policy, sandbox.owner)
+        if sandbox.network and (missing := sandbox_network.available()):
+            raise ClassifiedFailure(
+                f"the sandbox's network could not start; {sandbox_network.FIX}", missing
+            )
         limits = effective_limits(sandbox, policy)
-    pending: set[Any] = set()  # ids of requests sent and not yet answered
-    process = await _create_platform_compatible_process(
-        command=server.command,
-        args=server.args,
-        env=get_default_environment() | (server.env or {}),
-        errlog=stderr.writer if stderr is not None else errlog,
-        cwd=server.cwd,
-    )
+        process, started = await open_sandboxed(
+            [server.command, *server.args], env, errors, sandbox, policy
+        )
+    else:
+        process = await _create_platform_compatible_process(
+            command=server.command, args=server.args, env=env, errlog=errors, cwd=server.cwd
+        )
     # No awaits until the task group is entered, or a cancellation would leak the process.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -214,7 +225,7 @@ async def bounded_stdio_client(
                                     _answered(message, pending)
                                 await read_writer.send(message)
                     if pending:
-                        await _after_exit(process, limits, pending, read_writer, stderr)
+                        await _after_exit(process, limits, pending, read_writer, stderr, started)
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
@@ -244,6 +255,8 @@ async def bounded_stdio_client(
         with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
         await _stop_server_process(process)
+        if started is not None:
+            await started.close()
         await _aclose_all(read_stream, write_stream, read_writer, write_reader)
         await anyio.lowlevel.checkpoint()
 

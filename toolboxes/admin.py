@@ -144,7 +144,8 @@ HELP_TOOLS = (
 )
 HELP_SANDBOX = (
     'Host paths the server may see, as JSON ([{"path": "/srv/data"}], "writable": true to '
-    "write), its network, and limits (empty: the gateway's WORKBENCH_SANDBOX_* defaults)."
+    "write), its network (public addresses only, unless the allowance names more), and "
+    "limits (empty: the gateway's WORKBENCH_SANDBOX_* defaults)."
 )
 HELP_CATALOG = (
     "A server made from a catalog entry runs what the entry says, with these parameter "
@@ -164,7 +165,7 @@ def server_fieldsets(operator: bool, status: str | None, head: list[Any]) -> lis
             _group("Tools", tools, HELP_TOOLS),
         ]
     command = [("command", "cwd"), "args", "env"]
-    sandbox = [("mounts", "network"), LIMIT_FIELDS]
+    sandbox = [("mounts", "network"), "egress_allow", LIMIT_FIELDS]
     return [
         (None, {"fields": [*first, ("name", "position", "transport", "enabled")]}),
         _group("Command", command, HELP_COMMAND, "wb-stdio"),
@@ -358,6 +359,7 @@ class CatalogEntryAdmin(admin.ModelAdmin):
         "url",
         "headers",
         ("mounts", "network"),
+        "egress_allow",
         ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
         ("created_at", "updated_at"),
     ]

@@ -27,9 +27,10 @@ SANDBOX_FIELDS = (
     "process_limit",
     "cpu_limit_seconds",
     "open_files_limit",
+    "egress_allow",
 )
 # What a catalog-made server takes from its entry, and so must leave empty itself.
-ENTRY_ONLY_FIELDS = ("command", "args", "env", "cwd", "url", "headers", "mounts")
+ENTRY_ONLY_FIELDS = ("command", "args", "env", "cwd", "url", "headers", "mounts", "egress_allow")
 FROM_ENTRY = "A server made from a catalog entry takes this from the entry."
 
 
@@ -50,6 +51,7 @@ class Launch:
     process_limit: int | None
     cpu_limit_seconds: int | None
     open_files_limit: int | None
+    egress_allow: list[str]
 
 
 def placeholders(text: str) -> list[str]:

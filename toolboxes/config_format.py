@@ -102,6 +102,7 @@ class StdioServerSpec(_ServerSpec):
     cwd: str = ""
     mounts: list[MountSpec] = Field(default_factory=list)
     network: bool = True
+    egress_allow: list[str] = Field(default_factory=list, alias="egressAllow")
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
 
 
@@ -174,6 +175,8 @@ def export_server(server: Server) -> dict[str, Any]:
             data["mounts"] = [dict(mount) for mount in server.mounts]
         if not server.network:
             data["network"] = False
+        if server.egress_allow:
+            data["egressAllow"] = list(server.egress_allow)
         limits = {
             key: getattr(server, field)
             for field, key in LIMIT_FIELDS.items()
@@ -224,6 +227,7 @@ def desktop_server(server: Server) -> tuple[dict[str, Any], list[str]]:
                 ("cwd", bool(launch.cwd)),
                 ("mounts", bool(launch.mounts)),
                 ("network", not launch.network),
+                ("egressAllow", bool(launch.egress_allow)),
                 ("limits", any(getattr(launch, field) is not None for field in LIMIT_FIELDS)),
             )
             if is_set
@@ -365,7 +369,7 @@ def _apply_server(
             raise ConfigError(f"{_path(*where, 'catalog')}: no catalog entry '{spec.catalog}'")
         server.parameters = spec.parameters  # the model files secret ones encrypted
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
-        server.url, server.headers, server.mounts = "", {}, []
+        server.url, server.headers, server.mounts, server.egress_allow = "", {}, [], []
     elif isinstance(spec, StdioServerSpec):
         server.transport = Transport.STDIO
         server.command, server.args, server.env, server.cwd = (
@@ -377,13 +381,14 @@ def _apply_server(
         server.url, server.headers = "", {}
         server.mounts = [mount.model_dump(exclude_defaults=True) for mount in spec.mounts]
         server.network = spec.network
+        server.egress_allow = spec.egress_allow
         for field, key in LIMIT_FIELDS.items():
             setattr(server, field, getattr(spec.limits, _LIMIT_ATTRS[key]))
     else:
         server.transport = spec.type
         server.url, server.headers = spec.url, spec.headers
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
-        server.mounts, server.network = [], True
+        server.mounts, server.network, server.egress_allow = [], True, []
         for field in LIMIT_FIELDS:
             setattr(server, field, None)
     _save(server, *where)

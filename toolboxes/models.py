@@ -18,6 +18,7 @@ from toolboxes.fields import EncryptedStringMapField
 from toolboxes.validators import (
     NAME_PATTERN,
     validate_args,
+    validate_egress_allow,
     validate_env,
     validate_headers,
     validate_mounts,
@@ -58,6 +59,14 @@ class SandboxSettings(models.Model):
     )
     open_files_limit = models.PositiveIntegerField(
         "open files limit", null=True, blank=True, help_text=_LIMIT_HELP
+    )
+    egress_allow = models.JSONField(
+        "network allowance",
+        default=list,
+        blank=True,
+        validators=[validate_egress_allow],
+        help_text='stdio: networks (CIDR) or host names the server may reach beyond public '
+        'addresses, e.g. ["10.1.2.0/24", "db.internal"]; added to WORKBENCH_EGRESS_ALLOW.',
     )
 
     class Meta:

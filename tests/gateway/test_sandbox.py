@@ -43,7 +43,7 @@ def test_namespaces_die_with_parent_and_a_private_home_and_tmp():
     outer, rest = outer_and_rest(argv)
     for flag in ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"):
         assert flag in outer
-    assert "--unshare-net" not in outer  # network on by default
+    assert "--unshare-net" in outer  # always: a network on is given to it, filtered
     assert outer[outer.index("--proc") + 1] == "/proc"
     assert "--unshare-user" in rest and "--die-with-parent" in rest
     assert rest[rest.index("--tmpfs") : rest.index("--tmpfs") + 2] == ["--tmpfs", "/tmp"]

@@ -1,0 +1,128 @@
+"""Starting a sandbox: spawned held, given its memory group and network, then let go.
+
+bubblewrap makes the sandbox's namespaces, tells us the pid inside them (`--info-fd`)
+and waits (`--block-fd`) before it runs anything of the server's. In that moment the
+gateway moves the sandbox into its memory cgroup (every later process is born there)
+and gives the network namespace its filtered network; only then is the server run. A
+failure of either ends the sandbox before the server ever ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import anyio
+import anyio.abc
+
+from mcp_gateway import sandbox_network
+from mcp_gateway.egress import EgressPolicy
+from mcp_gateway.failures import ClassifiedFailure
+from mcp_gateway.sandbox import SandboxPolicy, SandboxSpec, effective_limits
+from mcp_gateway.sandbox_memory import MemoryGroup
+
+SETUP_SECONDS = 10.0
+
+
+class Started:
+    """What a sandbox holds beside its process: its memory group and its network."""
+
+    def __init__(self) -> None:
+        self.memory: MemoryGroup | None = None
+        self.network: sandbox_network.Network | None = None
+
+    def oom_killed(self) -> bool:
+        return self.memory is not None and self.memory.oom_killed()
+
+    async def close(self) -> None:
+        """After the server's process has exited."""
+        if self.network is not None:
+            await self.network.close()
+            self.network = None
+        if self.memory is not None:
+            self.memory.remove()
+
+
+async def open_sandboxed(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    errlog: TextIO | Any,
+    spec: SandboxSpec,
+    policy: SandboxPolicy,
+    egress: EgressPolicy | None = None,
+) -> tuple[anyio.abc.Process, Started]:
+    """Spawn the sandbox (`argv` starts with bwrap) held, prepare it, let it go."""
+    info_read, info_write = os.pipe()
+    block_read, block_write = os.pipe()
+    held = [argv[0], "--info-fd", str(info_write), "--block-fd", str(block_read), *argv[1:]]
+    started = Started()
+    try:
+        process = await anyio.open_process(
+            held,
+            env=env,
+            stderr=errlog,
+            start_new_session=True,
+            pass_fds=(info_write, block_read),
+        )
+    except BaseException:
+        for fd in (info_read, info_write, block_read, block_write):
+            os.close(fd)
+        raise
+    os.close(info_write)
+    os.close(block_read)
+    try:
+        with anyio.fail_after(SETUP_SECONDS):
+            pid = await _child_pid(info_read)
+            limits = effective_limits(spec, policy)
+            if limits.memory_mb:
+                started.memory = MemoryGroup.create(limits.memory_mb * 1024 * 1024)
+                if started.memory is not None:
+                    started.memory.add(process.pid)
+                    started.memory.add(pid)
+            if spec.network:
+                allowed = await sandbox_network.allowance(
+                    egress or EgressPolicy.from_settings(), spec.egress_allow
+                )
+                started.network = await sandbox_network.attach(pid, allowed)
+        os.write(block_write, b"go")
+    except BaseException as exc:
+        with anyio.CancelScope(shield=True):
+            _kill(process)
+            await process.wait()
+            await started.close()
+        if isinstance(exc, TimeoutError):
+            raise ClassifiedFailure(
+                "the sandbox could not start in time", f"setup over {SETUP_SECONDS} s"
+            ) from None
+        if isinstance(exc, OSError):
+            raise ClassifiedFailure("the sandbox could not start", repr(exc)) from None
+        raise
+    finally:
+        os.close(info_read)
+        os.close(block_write)
+    return process, started
+
+
+async def _child_pid(info_fd: int) -> int:
+    """The pid bwrap reports for the sandbox's first process (JSON on the info fd)."""
+    data = b""
+    while b"}" not in data:
+        await anyio.wait_readable(info_fd)
+        chunk = os.read(info_fd, 4096)
+        if not chunk:
+            raise ClassifiedFailure(
+                "the sandbox could not start", "bwrap closed its info fd before the pid"
+            )
+        data += chunk
+    return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
+
+
+def _kill(process: anyio.abc.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, 9)
+
+
+__all__ = ["Started", "open_sandboxed"]
