@@ -3,15 +3,20 @@
 With `WORKBENCH_SANDBOX=bwrap` (the default) every stdio server runs in a bubblewrap
 sandbox of its own, built in two layers because the gateway usually runs as root:
 
-1. an outer `bwrap`, started as root: new PID, IPC, UTS (and, when the server's network is
-   off, network) namespaces; a fresh root holding only the host's system directories,
+1. an outer `bwrap`, started as root: new PID, IPC, UTS and network namespaces (a server
+   whose network is on is given a filtered one before it runs: sandbox_start,
+   sandbox_network); a fresh root holding only the host's system directories,
    the command's own files and the server's mounts, all read-only unless a mount says
    otherwise; `/proc` of the sandbox's own processes; a minimal `/dev`;
 2. `prlimit` sets the server's limits, `setpriv` drops to the tenant's own unprivileged
    uid (`uid_base + tenant id`), so that the process-count limit binds (it does not bind
    root) and no two tenants share a uid;
 3. an inner `bwrap`, started as that uid: a new user namespace, a private writable HOME
-   and `/tmp` (tmpfs, owned by the server), the working directory, then the command.
+   and `/tmp` (tmpfs, owned by the server, each bounded by WORKBENCH_SANDBOX_TMP_MB),
+   the working directory, then the command.
+
+The server's memory as a whole (heap, shared memory, its tmpfs pages) is bounded by a
+cgroup of its own (sandbox_memory), which sandbox_start sets up before the server runs.
 
 Nothing here starts anything except `probe`: `launch` is a pure function, unit-tested.
 """
@@ -29,6 +34,7 @@ from pathlib import Path
 
 import anyio
 
+from mcp_gateway import sandbox_network
 from mcp_gateway.failures import ClassifiedFailure
 
 logger = logging.getLogger("workbench.sandbox")
@@ -83,6 +89,9 @@ class SandboxSpec:
     mounts: tuple[Mount, ...] = ()
     network: bool = True
     limits: Limits = field(default_factory=Limits)
+    # Networks and host names this server may reach beyond public addresses (an
+    # operator's allowance, added to WORKBENCH_EGRESS_ALLOW's).
+    egress_allow: tuple[str, ...] = ()
 
     def mounts_bound(self) -> list[tuple[str, bool]]:
         return [(mount.path, mount.writable) for mount in self.mounts]
@@ -90,7 +99,7 @@ class SandboxSpec:
     def material(self) -> list[object]:
         """What the connection fingerprint includes."""
         mounts = [[mount.path, mount.writable] for mount in self.mounts]
-        return [mounts, self.network, list(self.limits.as_tuple())]
+        return [mounts, self.network, list(self.limits.as_tuple()), list(self.egress_allow)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +109,7 @@ class SandboxPolicy:
     mode: str = "bwrap"
     limits: Limits = field(default_factory=lambda: Limits(1024, 512, 3600, 1024))
     uid_base: int = 200_000
+    tmp_mb: int = 64  # each of the tmpfs /tmp and HOME, at the most
     # Never bound, and masked where a system directory would show them: the project
     # directory, the database's directory, the env file, ...
     protected: tuple[str, ...] = ()
@@ -123,6 +133,7 @@ class SandboxPolicy:
                 settings.WORKBENCH_SANDBOX_OPEN_FILES or None,
             ),
             uid_base=settings.WORKBENCH_SANDBOX_UID_BASE,
+            tmp_mb=settings.WORKBENCH_SANDBOX_TMP_MB,
             protected=tuple(settings.WORKBENCH_SANDBOX_PROTECTED_PATHS),
         )
 
@@ -298,8 +309,8 @@ def _contains_protected(path: str, protected: Iterable[str]) -> bool:
 # The command line
 
 
-def _support_file() -> str:
-    """A host file holding GITCONFIG, readable by the outer (root) sandbox only."""
+def _support_file(name: str = "gitconfig", content: str = GITCONFIG) -> str:
+    """A host file holding `content`, readable by the outer (root) sandbox only."""
     directory = Path(tempfile.gettempdir()) / f"workbench-sandbox-{os.getuid()}"
     directory.mkdir(mode=0o700, exist_ok=True)
     stat = directory.lstat()
@@ -308,9 +319,9 @@ def _support_file() -> str:
             "the sandbox could not start: its support directory is not the gateway's own",
             f"{directory} is a symlink or owned by uid {stat.st_uid}",
         )
-    path = directory / "gitconfig"
-    if not path.exists() or path.read_text() != GITCONFIG:
-        path.write_text(GITCONFIG)
+    path = directory / name
+    if not path.exists() or path.read_text() != content:
+        path.write_text(content)
         path.chmod(0o644)
     return str(path)
 
@@ -353,6 +364,7 @@ def sandbox_argv(
     *,
     binds: Sequence[str] | None = None,
     gitconfig: str | None = None,
+    resolv_conf: str | None = None,
     unset: Sequence[str] = (),
 ) -> list[str]:
     """The whole command line: outer bwrap, limits, uid, inner bwrap, the command."""
@@ -368,9 +380,10 @@ def sandbox_argv(
         "sandbox",
         "--die-with-parent",
         "--new-session",
+        # Always a network namespace of its own: a server whose network is on is given
+        # a filtered one before it runs (sandbox_start, sandbox_network).
+        "--unshare-net",
     ]
-    if not spec.network:
-        outer.append("--unshare-net")
     for directory in SYSTEM_DIRS:
         if os.path.islink(directory):
             outer += ["--symlink", os.readlink(directory), directory]
@@ -395,6 +408,9 @@ def sandbox_argv(
     if gitconfig:
         outer += ["--perms", "0755", "--dir", SUPPORT_DIR]
         outer += ["--ro-bind", gitconfig, f"{SUPPORT_DIR}/gitconfig"]
+    if resolv_conf and spec.network:
+        target = sandbox_network.resolv_conf_target()
+        outer += [*_dir_chain(target, made), "--ro-bind", resolv_conf, target]
     uid = uid_for(spec, policy)
     # stdin/stdout/stderr are the gateway's pipes (root's, mode 0600): handed to the
     # server's uid, or opening /dev/stdin in the server fails.
@@ -419,10 +435,15 @@ def sandbox_argv(
         "--dev-bind",  # a plain bind would be nodev: /dev/null must stay openable
         "/",
         "/",
+        # Bounded: tmpfs pages are memory that no rlimit counts (the cgroup does).
+        "--size",
+        str(policy.tmp_mb * 1024 * 1024),
         "--tmpfs",
         "/tmp",
         "--perms",
         "0700",
+        "--size",
+        str(policy.tmp_mb * 1024 * 1024),
         "--tmpfs",
         HOME,
     ]
@@ -456,7 +477,14 @@ def launch(
     limited = replace(spec, limits=spec.limits.over(policy.limits))
     sandboxed_env = dict(env) | {"HOME": HOME}
     argv = sandbox_argv(
-        executable, args, cwd, limited, policy, gitconfig=_support_file(), unset=unset
+        executable,
+        args,
+        cwd,
+        limited,
+        policy,
+        gitconfig=_support_file(),
+        resolv_conf=_support_file("resolv.conf", sandbox_network.RESOLV_CONF),
+        unset=unset,
     )
     return Launch(argv, sandboxed_env, None)
 
@@ -476,16 +504,22 @@ OUT_OF_MEMORY_MARKERS = (
 
 
 def exit_reason(
-    returncode: int | None, limits: Limits, last_words: Iterable[str] = ()
+    returncode: int | None,
+    limits: Limits,
+    last_words: Iterable[str] = (),
+    oom_killed: bool = False,
 ) -> str | None:
     """The limit a sandboxed server's exit shows it was stopped by, if any: the CPU limit
-    by its signal, the memory limit by what the runtime printed as it died (an allocation
-    past RLIMIT_DATA fails; the runtime then exits or aborts)."""
+    by its signal, the memory limit by its cgroup's OOM kill or by what the runtime
+    printed as it died (an allocation past RLIMIT_DATA fails; the runtime then exits or
+    aborts)."""
     if returncode is None or returncode == 0:
         return None
     signo = returncode - 128 if returncode > 128 else -returncode
     if signo == signal.SIGXCPU and limits.cpu_seconds:
         return f"the server was stopped by its CPU time limit ({limits.cpu_seconds} s)"
+    if limits.memory_mb and oom_killed:
+        return f"the server was stopped by its memory limit ({limits.memory_mb} MiB)"
     if limits.memory_mb and any(
         marker in line for line in last_words for marker in OUT_OF_MEMORY_MARKERS
     ):

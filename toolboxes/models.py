@@ -46,7 +46,9 @@ class SandboxSettings(models.Model):
         '(read-only) or [{"path": "/srv/out", "writable": true}].',
     )
     network = models.BooleanField(
-        default=True, help_text="stdio: off gives the server a network namespace of its own."
+        default=True,
+        help_text="stdio: on reaches public addresses (and the allowance below); off reaches "
+        "nothing.",
     )
     memory_limit_mb = models.PositiveIntegerField(
         "memory limit (MiB)", null=True, blank=True, help_text=_LIMIT_HELP
@@ -65,7 +67,7 @@ class SandboxSettings(models.Model):
         default=list,
         blank=True,
         validators=[validate_egress_allow],
-        help_text='stdio: networks (CIDR) or host names the server may reach beyond public '
+        help_text="stdio: networks (CIDR) or host names the server may reach beyond public "
         'addresses, e.g. ["10.1.2.0/24", "db.internal"]; added to WORKBENCH_EGRESS_ALLOW.',
     )
 
