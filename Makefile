@@ -31,19 +31,24 @@ $(VENV)/.test-installed: $(VENV)/.installed
 	else echo "Node not found: npm-based downstream tests will be skipped"; fi
 	touch $@
 
-# Stdio servers run in bubblewrap (WORKBENCH_SANDBOX=bwrap, the default): install it when
-# missing and we can (apt-get as root); otherwise say what to install. Skipped with
-# WORKBENCH_SANDBOX=none.
+# Stdio servers run in bubblewrap (WORKBENCH_SANDBOX=bwrap, the default), their network
+# through slirp4netns filtered by nftables rules: install what is missing when we can
+# (apt-get as root); otherwise say what to install. Skipped with WORKBENCH_SANDBOX=none.
+SANDBOX_PACKAGES := bwrap:bubblewrap slirp4netns:slirp4netns nft:nftables
 sandbox:
-	@if [ "$$WORKBENCH_SANDBOX" = none ] || command -v bwrap >/dev/null 2>&1; then :; \
+	@missing=""; for pair in $(SANDBOX_PACKAGES); do \
+		command -v $${pair%%:*} >/dev/null 2>&1 || \
+		missing="$$missing $${pair#*:}"; done; \
+	if [ "$$WORKBENCH_SANDBOX" = none ] || [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "== installing bubblewrap (the stdio servers' sandbox)"; \
-		apt-get install -y -qq bubblewrap >/dev/null || \
-		{ apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; \
+		echo "== installing$$missing (the stdio servers' sandbox and its network)"; \
+		apt-get install -y -qq $$missing >/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; }; \
 	else \
-		echo "bubblewrap (bwrap) is missing: install it (Debian/Ubuntu: sudo apt-get install bubblewrap;"; \
-		echo "Fedora: sudo dnf install bubblewrap), or set WORKBENCH_SANDBOX=none to run stdio servers"; \
-		echo "unsandboxed"; exit 1; \
+		echo "missing:$$missing. Install them (Debian/Ubuntu: sudo apt-get install$$missing;"; \
+		echo "Fedora: sudo dnf install bubblewrap slirp4netns nftables), or set WORKBENCH_SANDBOX=none"; \
+		echo "to run stdio servers unsandboxed (without slirp4netns and nftables only servers whose"; \
+		echo "network is off can start)"; exit 1; \
 	fi
 
 # The browser tests drive Debian's Chromium (Playwright's own download is never used):
@@ -73,13 +78,17 @@ UVICORN_LIMITS := --timeout-keep-alive 5 --h11-max-incomplete-event-size 16384 \
 # The HTTP parser and event loop in C (uvicorn[standard]): the bulk of a call's CPU in
 # pure Python otherwise (bench/results/issue15.md).
 UVICORN_SPEED := --http workbench_site.http_protocol:BoundedHttpToolsProtocol --loop uvloop
+# X-Forwarded-For/-Proto are believed only from WORKBENCH_TRUSTED_PROXIES (the env file
+# included; accounts/client_address.py): none named, --no-proxy-headers (uvicorn would
+# otherwise believe any connection from 127.0.0.1). Expanded as `run` starts, after .env.
+UVICORN_PROXY = $(or $(shell $(PY) -m accounts.client_address 2>/dev/null),--no-proxy-headers)
 
 run: $(VENV)/.installed .env sandbox
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_demo --host $(HOST) --port $(PORT)
 	@chmod 600 .env
 	$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
-		$(UVICORN_SPEED) $(UVICORN_LIMITS)
+		$(UVICORN_SPEED) $(UVICORN_LIMITS) $(UVICORN_PROXY)
 
 test: $(VENV)/.test-installed sandbox chromium
 	@echo "== ruff"

@@ -15,6 +15,7 @@ from accounts.admin_scope import TenantScoped
 from accounts.forms import InviteForm
 from accounts.members import add_member, remove_member
 from accounts.models import Membership
+from accounts.roles import is_operator
 
 ONE_TIME_PASSWORD_ATTRIBUTE = "_workbench_one_time_password"
 
@@ -33,7 +34,7 @@ class MembershipAdmin(TenantScoped, admin.ModelAdmin):
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs):
         if obj is None:
-            kwargs["form"] = InviteForm
+            kwargs["form"] = InviteForm.for_user(request.user)
         return super().get_form(request, obj, change, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: Membership | None = None) -> list[Any]:
@@ -51,7 +52,12 @@ class MembershipAdmin(TenantScoped, admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         data = form.cleaned_data
-        added = add_member(data["tenant"], data["username"], data["role"])
+        added = add_member(
+            data["tenant"],
+            data["username"],
+            data["role"],
+            attach_existing=is_operator(request.user),
+        )
         obj.pk, obj.user, obj.created_at = (
             added.membership.pk,
             added.membership.user,

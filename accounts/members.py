@@ -13,6 +13,13 @@ from accounts.roles import ROLES, forget, is_operator
 from toolboxes.models import Tenant
 
 ONE_TIME_PASSWORD_BYTES = 18
+# What a tenant admin hears for any existing account that is not already in the tenant:
+# the same for everyone's (an operator's, another tenant's admin's, a deactivated user's).
+NOT_AVAILABLE = "This username is not available: choose another one."
+
+
+class NotAvailable(ValueError):
+    """An existing account that this caller may not attach to a tenant."""
 
 
 @dataclass(frozen=True)
@@ -22,9 +29,12 @@ class Added:
     one_time_password: str | None  # only for a user created here; shown once, never stored
 
 
-def add_member(tenant: Tenant, username: str, role: str) -> Added:
+def add_member(tenant: Tenant, username: str, role: str, *, attach_existing: bool = True) -> Added:
     """Make `username` a member of `tenant` with `role` (a new user gets a one-time
-    password); an existing member's role is updated. Members log in to the admin."""
+    password); an existing member's role is updated. Members log in to the admin.
+
+    `attach_existing=False` (a tenant admin's invitation): an existing account belongs to
+    someone, who never agreed to join, so only a new user may be created (NotAvailable)."""
     if role not in ROLES:
         raise ValueError(f"Unknown role {role!r}: choose one of {', '.join(ROLES)}.")
     user_model = get_user_model()
@@ -32,6 +42,12 @@ def add_member(tenant: Tenant, username: str, role: str) -> Added:
     with transaction.atomic():
         user = user_model.objects.filter(**{user_model.USERNAME_FIELD: username}).first()
         created = user is None
+        if (
+            not created
+            and not attach_existing
+            and not Membership.objects.filter(user=user, tenant=tenant).exists()
+        ):
+            raise NotAvailable(NOT_AVAILABLE)
         if user is None:
             password = secrets.token_urlsafe(ONE_TIME_PASSWORD_BYTES)
             user = user_model.objects.create_user(username=username, password=password)

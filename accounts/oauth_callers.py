@@ -32,7 +32,7 @@ class TokenCaller:
     toolboxes: frozenset[str] | None  # None: every toolbox of the tenant
     expires_at: float
     member: str  # the user's name, for the call log
-    refusal: str  # "" while usable; else revoked_grant, inactive_user or not_a_member
+    refusal: str  # "" while usable; else revoked_grant, inactive_user, not_a_member, viewer_role
     version: int  # the tenant's configuration version this answer was read at
 
 

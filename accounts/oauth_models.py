@@ -37,6 +37,9 @@ class OAuthGrant(models.Model):
     limited = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
+    # The SHA-256 of the one code issued under this grant, kept after DOT deletes the code
+    # on its exchange: a replay of it finds the grant to revoke (accounts.oauth_validator).
+    code_checksum = models.CharField(max_length=64, blank=True, db_index=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -51,15 +54,26 @@ class OAuthGrant(models.Model):
         return f"grant:{self.pk}"
 
     def refusal(self) -> str:
-        """Why this grant may no longer be used ("" while it may): the caller's reason."""
+        """Why this grant may no longer be used ("" while it may): the caller's reason.
+        Asked afresh whenever the tenant's version moves (a role change moves it): a member
+        made a viewer, who may not use /mcp (README "People and access"), is refused until
+        made an admin again."""
         from accounts.models import Membership
+        from accounts.roles import ADMIN
 
         if self.revoked_at is not None:
             return "revoked_grant"
         if not self.user.is_active:
             return "inactive_user"
-        if not Membership.objects.filter(user_id=self.user_id, tenant_id=self.tenant_id).exists():
+        role = (
+            Membership.objects.filter(user_id=self.user_id, tenant_id=self.tenant_id)
+            .values_list("role", flat=True)
+            .first()
+        )
+        if role is None:
             return "not_a_member"
+        if role != ADMIN:
+            return "viewer_role"
         return ""
 
     def revoke(self) -> None:

@@ -2,8 +2,9 @@
 
 The gateway keeps what a token resolved to for as long as the tenant's configuration
 version (`toolboxes.versions`) stays the same, exactly as it keeps API keys, so a revoked
-token, a withdrawn grant, a removed membership or a deactivated user stops working in every
-gateway process at its next request (a tenant deactivated already bumps the version).
+token, a withdrawn grant, a removed membership, a member made a viewer or a deactivated
+user stops working in every gateway process at its next request (a tenant deactivated
+already bumps the version).
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ def _token_gone(sender: type, instance: OAuthGrantToken, **kwargs: Any) -> None:
     bump_later(tenant_id)
 
 
-def _membership_gone(sender: type, instance: Membership, **kwargs: Any) -> None:
+def _membership_changed(sender: type, instance: Membership, **kwargs: Any) -> None:
+    """Removed, or its role changed (a viewer's tokens stop): the tenant's tokens are
+    asked about again."""
     bump_later(instance.tenant_id)
 
 
@@ -67,5 +70,6 @@ def connect_signals() -> None:
     post_save.connect(_grant_changed, sender=OAuthGrant, dispatch_uid="wb-oauth-grant-save")
     post_delete.connect(_grant_changed, sender=OAuthGrant, dispatch_uid="wb-oauth-grant-delete")
     post_delete.connect(_token_gone, sender=OAuthGrantToken, dispatch_uid="wb-oauth-token-gone")
-    post_delete.connect(_membership_gone, sender=Membership, dispatch_uid="wb-oauth-member-gone")
+    post_delete.connect(_membership_changed, sender=Membership, dispatch_uid="wb-oauth-member-gone")
+    post_save.connect(_membership_changed, sender=Membership, dispatch_uid="wb-oauth-member-saved")
     post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="wb-oauth-user-saved")

@@ -5,6 +5,12 @@ Token, revocation and registration are DOT's views (`accounts.oauth_urls`); the 
 page is DOT's authorization view with the member's choices added: which tenant (of its
 memberships), which toolboxes (all, or some: the same scoping as an API key). The grant it
 records is what every token issued from the code resolves to.
+
+Only a tenant's admins may connect a client: a viewer reads the configuration in the
+admin, and /mcp runs the tenant's tools (README "People and access"). An error in an
+authorization request of a client nobody verified (it registered itself) is shown here,
+never sent to its redirect URI: that would make this server an open redirector for
+anyone who registers a client (RFC 6749 §4.1.2.1 allows it for an invalid one).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.response import TemplateResponse
 from django.urls import reverse_lazy
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
@@ -29,15 +36,25 @@ from oauth2_provider.views import (
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from accounts.middleware import CSP_FORM_ACTION_ATTRIBUTE
 from accounts.models import Membership, OneTimePassword
 from accounts.oauth_callers import RESOURCE_PATH
 from accounts.oauth_clients import redirect_uri_refusal
 from accounts.oauth_models import OAuthGrant
 from accounts.oauth_validator import GRANT_CREDENTIAL
+from accounts.roles import ADMIN
 from toolboxes.models import Toolbox
 
 SELF_REGISTERED = ("dcr", "cimd")  # RegistrationSource values of clients nobody vetted
 NOT_A_MEMBER = "You are not a member of any tenant: ask a tenant admin to add you."
+VIEWER_ONLY = (
+    "You are a viewer of your tenants: only a tenant's admins may connect a client, which "
+    "runs the tenant's tools. Ask a tenant admin."
+)
+NOT_SENT_BACK = (
+    "Workbench did not send you back to {host}: the client registered itself and nobody "
+    "has verified it."
+)
 CHANGE_PASSWORD = "Change your one-time password in the admin first, then sign in again."
 
 
@@ -87,7 +104,9 @@ class ConsentForm(AllowForm):
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         memberships = Membership.objects.filter(user=user).select_related("tenant")
-        tenants = [m.tenant for m in memberships if m.tenant.is_active]
+        active = [m for m in memberships if m.tenant.is_active]
+        tenants = [m.tenant for m in active if m.role == ADMIN]
+        self.viewer_of = [m.tenant for m in active if m.role != ADMIN]
         self.fields["tenant"].choices = [(t.pk, f"{t.name or t.slug} ({t.slug})") for t in tenants]
         if len(tenants) == 1:
             self.fields["tenant"].initial = tenants[0].pk
@@ -142,15 +161,35 @@ class ConsentView(AuthorizationView):
         return scopes, credentials
 
     def error_response(self, error: OAuthToolkitError, application: Any, **kwargs: Any):
-        """Errors the client may hear go back to its redirect URI (DOT); the others (unknown
-        client, unregistered redirect URI) are JSON, never a page."""
+        """Errors the client may hear go back to its redirect URI (DOT) when the client is
+        verified, or when the member pressed Deny on the page that named where it goes;
+        other errors of an unverified client are a page here. Errors about the client or
+        redirect URI themselves (unknown, unregistered) are JSON, never a page."""
         redirect, response = OAuthLibMixin.error_response(self, error, **kwargs)
-        if redirect:
-            return self.redirect(response["url"], application)
         oauth_error = response["error"]
+        if redirect:
+            application = application or _application_of_request(self.request)
+            if _may_redirect_errors(application) or (
+                self.request.method == "POST" and oauth_error.error == "access_denied"
+            ):
+                return self.redirect(response["url"], application)
+            return self._error_page(oauth_error, application)
         return JsonResponse(
             {"error": oauth_error.error, "error_description": oauth_error.description},
             status=oauth_error.status_code,
+        )
+
+    def _error_page(self, oauth_error: Any, application: Any) -> HttpResponse:
+        host = urlsplit(oauth_error.redirect_uri or "").netloc
+        context = {
+            **admin.site.each_context(self.request),
+            "title": "Connect a client to Workbench",
+            "error": oauth_error,
+            "client_name": (application.name or application.client_id) if application else "",
+            "not_sent_back": NOT_SENT_BACK.format(host=host or "the client"),
+        }
+        return TemplateResponse(
+            self.request, self.template_name, context, status=oauth_error.status_code
         )
 
     # --- the page ------------------------------------------------------------------------
@@ -171,16 +210,25 @@ class ConsentView(AuthorizationView):
             unverified=application is not None
             and application.registration_source in SELF_REGISTERED,
             redirect_host=urlsplit(redirect_uri).netloc,
+            redirect_source=csp_source(redirect_uri),
+            viewer_of=form.viewer_of,
             refusal=self._refusal(form),
         )
         return context
+
+    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
+        """The consent page: its form's answer redirects to the client (CSP form-action)."""
+        response = super().render_to_response(context, **kwargs)
+        if context.get("redirect_source"):
+            setattr(response, CSP_FORM_ACTION_ATTRIBUTE, (context["redirect_source"],))
+        return response
 
     def _refusal(self, form: ConsentForm) -> str:
         pending = OneTimePassword.objects.filter(user=self.request.user).select_related("user")
         if any(otp.is_pending() for otp in pending):
             return CHANGE_PASSWORD
         if not form.fields["tenant"].choices:
-            return NOT_A_MEMBER
+            return VIEWER_ONLY if form.viewer_of else NOT_A_MEMBER
         return ""
 
     # --- the member's answer -----------------------------------------------------------
@@ -247,3 +295,33 @@ def _application_of(client_id: str) -> Any:
 def _application(form: forms.Form) -> Any:
     client_id = form["client_id"].value()
     return get_application_model().objects.filter(client_id=client_id).first()
+
+
+def _application_of_request(request: HttpRequest) -> Any:
+    client_id = request.GET.get("client_id") or request.POST.get("client_id")
+    if not client_id:
+        return None
+    return get_application_model().objects.filter(client_id=client_id).first()
+
+
+def _may_redirect_errors(application: Any) -> bool:
+    """Only a client an operator created (not one that registered itself) hears errors at
+    its redirect URI before the member has seen where that is."""
+    return application is not None and application.registration_source not in SELF_REGISTERED
+
+
+def csp_source(uri: str) -> str:
+    """The CSP source of a redirect URI: its origin, or its scheme alone when the host
+    cannot be written as one (an IPv6 address, a custom scheme without a host)."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if not scheme or not scheme.isascii() or not all(c.isalnum() or c in "+-." for c in scheme):
+        return ""
+    host = parts.hostname or ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return ""
+    if host and host.isascii() and all(c.isalnum() or c in "-." for c in host):
+        return f"{scheme}://{host}{port}"
+    return f"{scheme}:"

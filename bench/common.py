@@ -241,6 +241,7 @@ class StdioServer:
     command: str
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)  # more Server fields (network, ...)
 
 
 def time_server(name: str = "time") -> StdioServer:
@@ -307,7 +308,7 @@ def gateway(
     toolboxes = toolboxes or {TOOLBOX: [time_server()]}
     seed = {
         name: [
-            {"name": s.name, "command": s.command, "args": list(s.args), "env": s.env}
+            {"name": s.name, "command": s.command, "args": list(s.args), "env": s.env, **s.fields}
             for s in servers
         ]
         for name, servers in toolboxes.items()

@@ -76,14 +76,17 @@ def four_servers(workdir: Path) -> tuple[list[StdioServer], str]:
     return [time_server(), git, time_server("time2"), again], " (Node missing: time, git twice)"
 
 
-async def start_alone(server: StdioServer, sandboxed: bool = False) -> float:
+async def start_alone(
+    server: StdioServer, sandboxed: bool = False, roots: tuple[str, ...] = ()
+) -> float:
     """Seconds to spawn, initialize and list the tools of one server, as the gateway does
-    (sandboxed: in the gateway's bubblewrap sandbox, with its default limits)."""
+    (sandboxed: in the gateway's bubblewrap sandbox, with its default limits, shown the
+    paths its args name under `roots`)."""
     env = {name: os.environ[name] for name in BASE_ENV if name in os.environ} | server.env
     params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
     if sandboxed:
         launch = sandbox.launch(
-            server.command, server.args, env, None, sandbox.SandboxSpec(), SANDBOX_POLICY
+            server.command, server.args, env, None, sandbox.SandboxSpec(roots=roots), SANDBOX_POLICY
         )
         params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env=launch.env)
     start = time.perf_counter()
@@ -131,13 +134,15 @@ async def start_at_once(servers: list[StdioServer]) -> float:
     return time.perf_counter() - start
 
 
-async def measure(url: str, key: str, servers: list[StdioServer], reps: int, warm: int) -> Figures:
+async def measure(
+    url: str, key: str, servers: list[StdioServer], reps: int, warm: int, roots: tuple[str, ...]
+) -> Figures:
     figures = Figures({server.name: [] for server in servers})
     for rep in range(1, reps + 1):
         for server in servers:
             figures.alone[server.name].append(await start_alone(server))
             figures.sandboxed.setdefault(server.name, []).append(
-                await start_alone(server, sandboxed=True)
+                await start_alone(server, sandboxed=True, roots=roots)
             )
         figures.at_once.append(await start_at_once(servers))
         async with gateway_session(url, key, open_toolbox=None) as session:
@@ -252,12 +257,22 @@ def main() -> None:
     if options.quick:
         options.reps, options.warm, options.servers = 1, 3, 1
     with tempfile.TemporaryDirectory(prefix="wb-bench-open-") as workdir:
+        # The servers' repository and directory: a tenant root the sandbox may show (its
+        # uids must be able to enter it).
+        os.chmod(workdir, 0o755)
         servers, note = four_servers(Path(workdir))
         servers = servers[: options.servers]
         toolboxes = {f"cold{rep}": servers for rep in range(1, options.reps + 1)}
-        with gateway(toolboxes) as running:
+        shown = {"WORKBENCH_SANDBOX_TENANT_ROOT": workdir}
+        with gateway(toolboxes, env=shown) as running:
             figures = anyio.run(
-                measure, running.url, running.key, servers, options.reps, options.warm
+                measure,
+                running.url,
+                running.key,
+                servers,
+                options.reps,
+                options.warm,
+                (os.path.realpath(workdir),),
             )
         answer = Path(workdir) / "answer.json"
         answer.write_text(figures.answer)

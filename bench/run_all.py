@@ -46,6 +46,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["levers.py"], "7 levers"),
     (["telemetry.py"], "8 telemetry"),
     (["floor.py"], "9 floor"),
+    (["sandbox_network.py"], "10 sandbox network"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 QUICK_TIMEOUT = 170.0

@@ -63,7 +63,7 @@ def store_rows(count: int) -> list[Row]:
     from tests.harness.keys import TEST_FERNET_KEY
 
     with tempfile.TemporaryDirectory(prefix="wb-bench-store-") as workdir:
-        from mcp_gateway.store import EmbeddedStore, embedded_store
+        from mcp_gateway.store import REDIS_BACKEND, EmbeddedStore, embedded_store
 
         settings.configure(
             SECRET_KEY="bench",
@@ -74,7 +74,7 @@ def store_rows(count: int) -> list[Row]:
                 **(
                     {
                         "redis": {
-                            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                            "BACKEND": REDIS_BACKEND,
                             "LOCATION": f"{REDIS_URL}/14",
                         }
                     }

@@ -1,6 +1,8 @@
 """The gateway's one door into the call log: `save_batch`, run in a worker thread by
 `mcp_gateway.calllog` (never on the event loop). Sizes are measured and opted-in payloads
-serialised here, off the request path.
+serialised here, off the request path, and redacted by the redactors of the connections
+that served them (what the gateway redacts from its log about those servers: a catalog
+entry's secrets included, which no row of the server holds).
 
 Rows go in by one `executemany` of plain values rather than `bulk_create`, whose per-field
 preparation of model instances cost 0.28 ms of CPU a row against 0.03 (SQLite, rows of 20
@@ -19,8 +21,8 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from calls.models import CallRecord, PayloadCapture
-from mcp_gateway.failures import Redactor, secret_values
-from toolboxes.models import ApiKey, Server, Tenant
+from mcp_gateway.failures import Redactor
+from toolboxes.models import ApiKey, Tenant
 
 
 def _keep_usable_connection() -> None:
@@ -55,16 +57,10 @@ def _capped(text: str, limit: int) -> str:
     return text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
-def _redactor(tenant_id: int, toolbox: str, server: str) -> Redactor:
-    """The server's secret values, as the gateway redacts them from its log."""
-    found = Server.objects.filter(
-        toolbox__tenant_id=tenant_id, toolbox__name=toolbox, name=server
-    ).first()
-    if found is None:
-        return Redactor()
-    env = list((found.env or {}).values())
-    headers = list((found.headers or {}).values())
-    return Redactor(secret_values(env, headers))
+def _redactor(redactors: tuple[Redactor, ...]) -> Redactor:
+    """One connection's redactor as it is; an open's several, joined (its tool list holds
+    each server's text)."""
+    return redactors[0] if len(redactors) == 1 else Redactor.joined(redactors)
 
 
 def save_batch(entries: Sequence[Any]) -> None:
@@ -86,15 +82,14 @@ def save_batch(entries: Sequence[Any]) -> None:
         )
     )
     limit = settings.WORKBENCH_CALL_LOG_PAYLOAD_BYTES
-    redactors: dict[tuple[int, str, str], Redactor] = {}
+    redactors: dict[tuple[Redactor, ...], Redactor] = {}
     rows = []
     for entry in entries:
         arguments = result = ""
         if entry.tenant_id in capture:
-            where = (entry.tenant_id, entry.toolbox, entry.server)
-            if where not in redactors:
-                redactors[where] = _redactor(*where)
-            redact = redactors[where]
+            if entry.redactors not in redactors:
+                redactors[entry.redactors] = _redactor(entry.redactors)
+            redact = redactors[entry.redactors]
             arguments = _capped(redact(_text(entry.arguments)), limit)
             result = _capped(redact(_text(entry.result)), limit)
         rows.append(

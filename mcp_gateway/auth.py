@@ -26,6 +26,7 @@ from starlette.types import Scope
 
 from accounts import oauth_callers
 from mcp_gateway.config import ConfigStore, KeyRecord, TenantConfig
+from mcp_gateway.hostcheck import HostCheck
 from toolboxes import keys
 
 logger = logging.getLogger("workbench.auth")
@@ -38,6 +39,9 @@ TOKEN_REFUSALS = {
     "revoked_grant": "The sign-in this access token belongs to has been revoked.",
     "inactive_user": "The signed-in user is not active.",
     "not_a_member": "The signed-in user is no longer a member of the access token's tenant.",
+    # A viewer reads the configuration in the admin; /mcp runs the tenant's tools.
+    "viewer_role": "The signed-in user is a viewer of the access token's tenant: only its "
+    "admins may use /mcp.",
     "inactive_tenant": "The access token's tenant is not active.",
 }
 
@@ -58,6 +62,21 @@ class Caller:
 
     def visible_toolboxes(self) -> list[str]:
         return [tb.name for tb in self.tenant.toolboxes if self.key.allows(tb.name)]
+
+
+# A request may carry one credential: with two (both headers, or one twice) a header
+# mapping would silently pick one, maybe not the client's own (a proxy's, say).
+CREDENTIAL_HEADERS = (b"authorization", b"x-api-key")
+MULTIPLE_CREDENTIALS = "multiple_credentials"
+MULTIPLE_CREDENTIALS_MESSAGE = (
+    "The request carries more than one credential: send one 'Authorization: Bearer "
+    "<api key>' header or one 'X-API-Key: <api key>' header."
+)
+
+
+def credential_headers(raw: list[tuple[bytes, bytes]]) -> int:
+    """How many credential headers the request has (ASGI names are lowercase)."""
+    return sum(1 for name, _ in raw if name in CREDENTIAL_HEADERS)
 
 
 class AuthError(Exception):
@@ -97,11 +116,13 @@ def key_from_headers(headers: dict[bytes, bytes]) -> str:
     )
 
 
-def challenge(scope: Scope, error: AuthError) -> bytes:
+def challenge(scope: Scope, error: AuthError, hosts: HostCheck) -> bytes:
     """The WWW-Authenticate value of a 401: where the protected resource metadata is (RFC
-    9728), and for a credential that was sent, why it was refused (RFC 6750)."""
+    9728), and for a credential that was sent, why it was refused (RFC 6750). The gateway
+    is named as configured (WORKBENCH_PUBLIC_URL, else an allowed Host), never by whatever
+    Host a request sent: a 401 comes before the Host check."""
     public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
-    base = public or _request_base(scope)
+    base = public or _request_base(scope, hosts)
     metadata = f'resource_metadata="{base}{oauth_callers.RESOURCE_METADATA_PATH}"'
     if error.reason == "missing_api_key":
         return f"Bearer {metadata}".encode()
@@ -109,11 +130,13 @@ def challenge(scope: Scope, error: AuthError) -> bytes:
     return f'Bearer error="invalid_token", error_description="{description}", {metadata}'.encode()
 
 
-def _request_base(scope: Scope) -> str:
-    host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-    if not host:
-        server = scope.get("server") or ("localhost", None)
-        host = f"{server[0]}:{server[1]}" if server[1] else str(server[0])
+def _request_base(scope: Scope, hosts: HostCheck) -> str:
+    """The request's Host when ALLOWED_HOSTS has it, else the address the request reached."""
+    host = hosts.vouched_host(dict(scope["headers"]).get(b"host", b"").decode("latin-1"))
+    if host is None:
+        name, port = scope.get("server") or ("localhost", None)
+        name = f"[{name}]" if ":" in str(name) else str(name)
+        host = f"{name}:{port}" if port else name
     return f"{scope.get('scheme', 'http')}://{host}"
 
 

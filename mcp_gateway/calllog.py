@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from mcp_gateway import config, telemetry
+from mcp_gateway.failures import Redactor
 
 logger = logging.getLogger("workbench.calllog")
 
@@ -29,7 +30,9 @@ DRAIN_SECONDS = 5.0  # what shutdown gives the last batches
 @dataclass(slots=True)
 class CallEntry:
     """One open_toolbox or use_tool, as the call log keeps it. `arguments` and `result`
-    are references, turned into stored text only for tenants that opted in."""
+    are references, turned into stored text only for tenants that opted in, redacted by
+    `redactors`: those of the connections that served the call (the same ones that redact
+    their servers' log lines), never a second idea of what is secret."""
 
     at: float
     tenant_id: int
@@ -48,6 +51,7 @@ class CallEntry:
     toolbox: str = ""
     server: str = ""
     tool: str = ""
+    redactors: tuple[Redactor, ...] = ()
 
 
 class CallLog:

@@ -20,10 +20,12 @@ from django.db import close_old_connections, connections
 
 from mcp_gateway.pins import OFF, Pins
 from mcp_gateway.sandbox import Limits, Mount, SandboxSpec
+from mcp_gateway.sandbox_paths import tenant_roots
 from mcp_gateway.store import SharedStore
 from toolboxes import checks, versions
 from toolboxes import pins as tool_pins
-from toolboxes.catalog import Launch, launch_of
+from toolboxes.catalog import Launch, launch_of, values_of
+from toolboxes.installation import describe_database, installation_id
 from toolboxes.models import ApiKey, Server, Tenant
 
 
@@ -42,6 +44,9 @@ class ServerConfig:
     idle_timeout: float | None = None  # None: the gateway's own setting
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)  # stdio: mounts, network, limits
     pins: Pins = field(default_factory=Pins)  # approved tool definitions (mcp_gateway.pins)
+    # A catalog-made server's secret parameter values, wherever the entry put them (args,
+    # URL): its connection redacts them with its env and header values.
+    secrets: tuple[str, ...] = field(default=(), repr=False)
     server_id: int = field(default=0, compare=False)  # the row, for what the gateway records
     fingerprint: str = field(default="", compare=False)
 
@@ -151,10 +156,20 @@ def _server_config(
         timeout=float(server.timeout),
         idle_timeout=server.idle_timeout,
         pins=_pins(server, pinned),
+        secrets=_secret_values(server),
         server_id=server.pk,
-        sandbox=_sandbox_spec(tenant_id, launch),
+        sandbox=_sandbox_spec(tenant_id, launch, tenant_roots(server.toolbox.tenant.slug)),
     )
     return _with_fingerprint(config)
+
+
+def _secret_values(server: Server) -> tuple[str, ...]:
+    """The values of a catalog-made server's secret parameters (defaults included)."""
+    if server.catalog_entry_id is None:
+        return ()
+    values = values_of(server)
+    secret = [p.name for p in server.catalog_entry.parameters.all() if p.secret]
+    return tuple(sorted({values[name] for name in secret if values.get(name)}))
 
 
 def server_config(server: Server) -> ServerConfig:
@@ -162,7 +177,7 @@ def server_config(server: Server) -> ServerConfig:
     return _server_config(server.toolbox.tenant_id, server, tool_pins.snapshot([server.pk]))
 
 
-def _sandbox_spec(tenant_id: int, server: Launch) -> SandboxSpec:
+def _sandbox_spec(tenant_id: int, server: Launch, roots: tuple[str, ...]) -> SandboxSpec:
     mounts = tuple(Mount(item["path"], bool(item.get("writable"))) for item in server.mounts)
     limits = Limits(
         server.memory_limit_mb,
@@ -171,7 +186,7 @@ def _sandbox_spec(tenant_id: int, server: Launch) -> SandboxSpec:
         server.open_files_limit,
     )
     allow = tuple(server.egress_allow)
-    return SandboxSpec(tenant_id, mounts, server.network, limits, allow)
+    return SandboxSpec(tenant_id, mounts, server.network, limits, allow, roots)
 
 
 def _pins(server: Server, pinned: dict[int, tool_pins.ServerPins]) -> Pins:
@@ -266,11 +281,12 @@ class ConfigStore:
 
     def __init__(self, shared: SharedStore) -> None:
         self.shared = shared  # where the per-tenant configuration versions are
+        self.installation: str | None = None  # the database's (`installation()`), at start
         self._tenants: dict[int, TenantConfig] = {}
         self._keys: dict[str, KeyRecord] = {}
 
     async def version(self, tenant_id: int) -> int:
-        return await self.shared.get(versions.version_key(tenant_id), 0)
+        return await self.shared.get(versions.version_key(tenant_id, self.installation), 0)
 
     async def key(self, prefix: str) -> KeyRecord | None:
         record = self._keys.get(prefix)
@@ -297,6 +313,16 @@ class ConfigStore:
 
     async def touch_key(self, key_id: int, when: float) -> None:
         await _in_thread(_touch_key)(key_id, when)
+
+
+def _installation() -> tuple[str, str]:
+    return installation_id(), describe_database()
+
+
+async def installation() -> tuple[str, str]:
+    """This database's installation id (made on first use) and its description, for the
+    gateway's start (toolboxes.installation)."""
+    return await _in_thread(_installation)()
 
 
 async def release_database() -> None:

@@ -95,12 +95,15 @@ def gateway_settings() -> tuple[ReferencePolicy, DiscoveryBounds]:
 
 
 def redactor_for(server: ServerConfig, environ: Mapping[str, str]) -> Redactor:
-    """Everything secret about one server: its env and header values, raw and expanded."""
+    """Everything secret about one server: its env and header values, raw and expanded,
+    and its secret catalog parameters (in args or URL too). The one redactor of its log
+    lines, stderr, incidents and call log payloads."""
     env_values = [value for _, value in server.env]
     header_values = [value for _, value in server.headers]
     strings = [server.command, *server.args, server.url or "", *env_values, *header_values]
     expanded = referenced_values(strings, environ)
-    return Redactor(failures.secret_values([*env_values, *expanded], header_values))
+    secret = [*env_values, *expanded, *server.secrets]
+    return Redactor(failures.secret_values(secret, header_values))
 
 
 def result_size(result: types.CallToolResult) -> int:
@@ -170,6 +173,11 @@ class Connection:
         self._ready = anyio.Event()
         self._stop = anyio.Event()
         self._closed = anyio.Event()
+
+    @property
+    def redact(self) -> Redactor:
+        """This server's redactor (known once `run` starts), for what is kept of its calls."""
+        return self._redact
 
     @property
     def alive(self) -> bool:

@@ -6,11 +6,16 @@ The SDK's own check (`mcp.server.transport_security`) scans a pattern list per r
 header", 403 "Invalid Origin header") and the same precedence (a POST whose Content-Type
 is not JSON is left to the SDK, which answers 400 before looking at the host), in one or
 two set lookups: `name` exactly, or `name` followed by `:` and anything (a port).
+
+A request with more than one Host or Origin header gets the same answer as a bad one
+(issue 20): taking one of them, as a header mapping does, would let a good last one vouch
+for a bad first one.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from starlette.types import Scope, Send
 
@@ -55,6 +60,20 @@ class HostCheck:
             return True
         return any(origin.startswith(f"{s}://{name}:") for s in SCHEMES for name in self._odd)
 
+    def vouched_host(self, host: str) -> str | None:
+        """`host` when it is one of ALLOWED_HOSTS, alone or with a port of digits, so that
+        it may name the gateway back to the client (the 401's challenge); None otherwise,
+        and always when the check is off (`*`: any Host would do)."""
+        if not self.enabled:
+            return None
+        if host in self._hosts:
+            return host
+        base = _base(host)
+        port = host[len(base) + 1 :] if base is not None else ""
+        if base in self._hosts and port.isascii() and port.isdigit() and len(port) <= 5:
+            return host
+        return None
+
     def refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, bytes] | None:
         """The status and body to refuse this request with, or None."""
         if not self.enabled:
@@ -63,15 +82,33 @@ class HostCheck:
             content_type = headers.get(b"content-type", b"").decode("latin-1")
             if not content_type.lower().startswith("application/json"):
                 return None  # the SDK refuses it first (400), whatever the host
+        hosts, origins = _count(scope.get("headers") or headers.items())
         host = headers.get(b"host", b"").decode("latin-1")
-        if not host or not self._host_ok(host):
-            logger.warning("Invalid Host header: %s", host[:200] or "(missing)")
+        if hosts > 1 or not host or not self._host_ok(host):
+            logger.warning("Invalid Host header: %s", _shown(host, hosts))
             return 421, b"Invalid Host header"
         origin = headers.get(b"origin", b"").decode("latin-1")
-        if origin and not self._origin_ok(origin):
-            logger.warning("Invalid Origin header: %s", origin[:200])
+        if origins > 1 or (origin and not self._origin_ok(origin)):
+            logger.warning("Invalid Origin header: %s", _shown(origin, origins))
             return 403, b"Invalid Origin header"
         return None
+
+
+def _count(raw: Iterable[tuple[bytes, bytes]]) -> tuple[int, int]:
+    """How many Host and Origin headers the request has (ASGI names are lowercase)."""
+    hosts = origins = 0
+    for name, _ in raw:
+        if name == b"host":
+            hosts += 1
+        elif name == b"origin":
+            origins += 1
+    return hosts, origins
+
+
+def _shown(value: str, count: int) -> str:
+    if count > 1:
+        return f"{count} of them"
+    return value[:200] or "(missing)"
 
 
 async def refuse(send: Send, status: int, body: bytes) -> None:

@@ -15,6 +15,7 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,15 +25,18 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_gateway import telemetry
+from mcp_gateway import sandbox, telemetry
 from mcp_gateway.auth import (
+    MULTIPLE_CREDENTIALS,
+    MULTIPLE_CREDENTIALS_MESSAGE,
     Authenticator,
     AuthError,
     challenge,
+    credential_headers,
     refused_key_prefix,
 )
 from mcp_gateway.cancellation import InFlightCalls
-from mcp_gateway.config import ConfigStore, release_database
+from mcp_gateway.config import ConfigStore, installation, release_database
 from mcp_gateway.hostcheck import HostCheck, refuse
 from mcp_gateway.metatools import MetaTools
 from mcp_gateway.options import GatewayOptions
@@ -40,7 +44,8 @@ from mcp_gateway.pool import Pool
 from mcp_gateway.ratelimit import InFlight, Limit, RateLimiter, buckets_for
 from mcp_gateway.server import CALLER_STATE, SESSION_STATE, build_server
 from mcp_gateway.sessions import OpenToolboxes
-from mcp_gateway.store import store_for
+from mcp_gateway.store import installation_prefix, store_for
+from mcp_gateway.uid_claims import claim_uid_base
 
 logger = logging.getLogger("workbench.auth")
 
@@ -166,6 +171,7 @@ class Gateway:
     async def running(self) -> AsyncIterator[Gateway]:
         """Enter once, in the task that owns the ASGI lifespan."""
         try:
+            await self._start()
             async with (
                 self.server.session_manager.run(),
                 self.json_answers.run(),
@@ -178,7 +184,33 @@ class Gateway:
             await self.shared.close()
             await release_database()
 
+    async def _start(self) -> None:
+        """Before serving: the database's installation names the entries this gateway keeps
+        in the shared store (a new database never finds an old one's), and claims the
+        sandbox's uid range on this host (UidRangeClaimed when another installation has it:
+        the gateway does not start)."""
+        installation_id, database = await installation()
+        prefix = installation_prefix(installation_id)
+        self.config.installation = installation_id
+        self.open_toolboxes.prefix = prefix
+        self.limiter.prefix = prefix
+        policy = sandbox.active_policy()
+        if policy.enabled:
+            await anyio.to_thread.run_sync(
+                claim_uid_base,
+                Path(self.options.uid_claims_dir),
+                policy.uid_base,
+                installation_id,
+                database,
+            )
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if credential_headers(scope["headers"]) > 1:
+            telemetry.auth_refused(MULTIPLE_CREDENTIALS)
+            logger.info("refused: %s", MULTIPLE_CREDENTIALS)
+            body = {"error": MULTIPLE_CREDENTIALS, "message": MULTIPLE_CREDENTIALS_MESSAGE}
+            await _json_response(send, 400, body)
+            return
         headers = dict(scope["headers"])
         try:
             caller = await self.auth.authenticate(headers)
@@ -192,7 +224,7 @@ class Gateway:
                 send,
                 401,
                 {"error": exc.reason, "message": exc.message},
-                [(b"www-authenticate", challenge(scope, exc))],
+                [(b"www-authenticate", challenge(scope, exc, self.host_check))],
             )
             return
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None

@@ -132,6 +132,7 @@ class MetaTools:
                 opened = await self._open_and_list(caller, toolbox)
         except GatewayError as error:
             return error_result(error)
+        telemetry.served_by(c.redact for c in opened.connections if isinstance(c, Connection))
         await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=opened.text)],
@@ -284,6 +285,7 @@ class MetaTools:
                     exc.reason,
                     exc.incident,
                 ) from None
+            telemetry.served_by([conn.redact])
             if not conn.has_tool(ref.name):
                 raise errors.tool_not_found(ref.name, server.name, toolbox.name)
             if server.pins.held_digest(ref.name, conn.digests[ref.name], server.fingerprint):

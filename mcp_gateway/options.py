@@ -35,3 +35,5 @@ class GatewayOptions:
     max_tool_pages: int = 100
     max_tool_bytes: int = 4 * 1024 * 1024
     cache: dict[str, Any] = field(default_factory=dict)  # Django's CACHES["default"]
+    # Where this host's installations claim their sandbox uid ranges (mcp_gateway.uid_claims).
+    uid_claims_dir: str = "/var/lib/workbench/uid-claims"

@@ -5,7 +5,9 @@ The buckets live where the shared store does, so the limits hold across gateway
 processes: in Redis (one atomic script, on Redis's clock) when CACHE_URL is Redis; in the
 embedded store's directory by default (an SQLite table of their own, taken in one
 transaction, on the machine's clock); in this process only with local memory.
-A bucket holds up to `burst` calls and refills at `rate` calls per second.
+A bucket holds up to `burst` calls and refills at `rate` calls per second. Buckets are
+named by row ids under the database's installation (`prefix`, set by the gateway at start):
+another database's tenant or key of the same id has buckets of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from mcp_gateway.store import EMBEDDED_BACKEND, EMBEDDED_BUSY_SECONDS, redis_url
+from mcp_gateway.store import EMBEDDED_BACKEND, EMBEDDED_BUSY_SECONDS, PREFIX, redis_url
 
 
 @dataclass(frozen=True)
@@ -196,8 +198,10 @@ class RateLimiter:
         *,
         open_tenant: Limit | None = None,
         open_key: Limit | None = None,
+        prefix: str = PREFIX,
     ) -> None:
         self.buckets = buckets
+        self.prefix = prefix  # the gateway's: store.installation_prefix, set at start
         self.tenant = tenant
         self.key = key
         self.open_tenant = open_tenant
@@ -216,9 +220,9 @@ class RateLimiter:
     ) -> float:
         wanted = []
         if tenant:
-            wanted.append((f"wb:rate:{kind}tenant:{tenant_id}", tenant))
+            wanted.append((f"{self.prefix}:rate:{kind}tenant:{tenant_id}", tenant))
         if key:
-            wanted.append((f"wb:rate:{kind}key:{key_id}", key))
+            wanted.append((f"{self.prefix}:rate:{kind}key:{key_id}", key))
         return await self.buckets.take(wanted) if wanted else 0.0
 
 

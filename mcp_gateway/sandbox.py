@@ -13,12 +13,14 @@ sandbox of its own, built in two layers because the gateway usually runs as root
    root) and no two tenants share a uid;
 3. an inner `bwrap`, started as that uid: a new user namespace, a private writable HOME
    and `/tmp` (tmpfs, owned by the server, each bounded by WORKBENCH_SANDBOX_TMP_MB),
-   the working directory, then the command.
+   the tenant's package cache at `~/.npm` and `~/.cache` (sandbox_cache), the working
+   directory, then the command.
 
 The server's memory as a whole (heap, shared memory, its tmpfs pages) is bounded by a
 cgroup of its own (sandbox_memory), which sandbox_start sets up before the server runs.
 
-Nothing here starts anything except `probe`: `launch` is a pure function, unit-tested.
+Nothing here starts anything except `probe`: `launch` is a pure function, unit-tested,
+but for making the tenant's package cache ready (sandbox_cache.prepare).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 
 import anyio
 
-from mcp_gateway import sandbox_network
+from mcp_gateway import sandbox_cache, sandbox_network, sandbox_paths
 from mcp_gateway.failures import ClassifiedFailure
 
 logger = logging.getLogger("workbench.sandbox")
@@ -92,6 +94,8 @@ class SandboxSpec:
     # Networks and host names this server may reach beyond public addresses (an
     # operator's allowance, added to WORKBENCH_EGRESS_ALLOW's).
     egress_allow: tuple[str, ...] = ()
+    # The host directories its tenant's admins may name (sandbox_paths.tenant_roots).
+    roots: tuple[str, ...] = ()
 
     def mounts_bound(self) -> list[tuple[str, bool]]:
         return [(mount.path, mount.writable) for mount in self.mounts]
@@ -233,10 +237,88 @@ def _shebang(path: Path) -> str | None:
     return words[0] if words and words[0].startswith("/") else None
 
 
-def command_files(
-    executable: str, args: Sequence[str], cwd: str | None, protected: Sequence[str]
+def _check_mount(path: str, protected: Sequence[str]) -> None:
+    """Refuse a mount that now resolves elsewhere than it was validated (a directory
+    swapped for a symlink), shows a protected path, or lies below a directory other users
+    cannot enter: checked at every spawn, as validation did (toolboxes.validators)."""
+    try:
+        sandbox_paths.check(path, None, protected)
+    except sandbox_paths.PathRefused as exc:
+        raise ClassifiedFailure(sandbox_paths.REFUSED, f"mount not bound: {exc}") from None
+
+
+def named_paths(
+    args: Sequence[str],
+    cwd: str | None,
+    protected: Sequence[str],
+    *,
+    roots: Sequence[str] = (),
+    mounts: Sequence[str] = (),
 ) -> list[str]:
-    """The host paths a command needs, to bind read-only (never a protected one whole)."""
+    """What to bind for the absolute paths named in args and cwd; raises PathRefused for
+    one that may not be shown.
+
+    A path under the tenant's directories (`roots`: what its admins may name) is checked
+    (sandbox_paths) and bound as it is; one the server's mounts show needs nothing. Any
+    other is bound only as the command's own files: a virtualenv or node_modules tree, a
+    script or executable (a package's module: its package); the gateway's own files are
+    skipped. Anything else is refused: an operator mounts it instead.
+    """
+    found: list[str] = []
+    for text in [*(arg for arg in args if arg.startswith("/")), *([cwd] if cwd else [])]:
+        found += [path for path in _named(text, protected, roots, mounts) if path not in found]
+    return found
+
+
+def _named(
+    text: str, protected: Sequence[str], roots: Sequence[str], mounts: Sequence[str]
+) -> list[str]:
+    """What one named path binds (named_paths' rules); a missing one binds nothing."""
+    path = os.path.normpath(text)
+    if not os.path.exists(path):
+        return []
+    real = os.path.realpath(path)
+    if any(_inside(path, root) for root in roots):
+        sandbox_paths.check(text, roots, protected)  # resolves to itself, checked
+        return [real]
+    if any(_inside(real, root) for root in roots):
+        sandbox_paths.check(real, roots, protected)
+        return [real]
+    if real == "/" or any(_inside(real, mount) for mount in mounts):
+        return []  # never the root whole; a mount shows it (checked as a mount)
+    environment = _environment_root(Path(real))
+    if environment is not None and not _contains_protected(str(environment), protected):
+        home = _python_home(environment) if (environment / "pyvenv.cfg").is_file() else None
+        return [str(environment), *([str(home)] if home else [])]
+    is_file = os.path.isfile(real)
+    script = is_file and (Path(real).suffix in SCRIPT_SUFFIXES or os.access(real, os.X_OK))
+    if is_protected(real, protected) and not script:
+        return []  # e.g. the gateway's .env or database named as an argument
+    if any(_inside(real, item) for item in SYSTEM_DIRS):
+        return []  # shown to every sandbox already
+    if is_file:
+        if Path(real).name == "__main__.py" or (Path(real).parent / "__init__.py").is_file():
+            package = Path(real).parent
+            while (package.parent / "__init__.py").is_file():
+                package = package.parent
+            if not is_protected(str(package), protected):
+                return [str(package)]
+        if script:
+            return [real]
+    raise sandbox_paths.PathRefused(sandbox_paths.outside(text, roots))
+
+
+def command_files(
+    executable: str,
+    args: Sequence[str],
+    cwd: str | None,
+    protected: Sequence[str],
+    *,
+    roots: Sequence[str] = (),
+    mounts: Sequence[str] = (),
+) -> list[str]:
+    """The host paths a command needs, to bind read-only (never a protected one whole);
+    a named path that may not be shown (named_paths) is a ClassifiedFailure naming it."""
     found: list[str] = []
 
     def add(path: Path) -> None:
@@ -267,38 +349,13 @@ def command_files(
         if interpreter and depth < 4:
             add_program(Path(interpreter), depth + 1)
 
-    def add_named(text: str) -> None:
-        """An absolute path named in args or cwd: a script, its package, or a directory."""
-        path = Path(os.path.normpath(text))
-        if not path.exists():
-            return
-        real = path.resolve()
-        root = _environment_root(real)
-        if root is not None and not _contains_protected(str(root), protected):
-            add(root)  # a virtualenv or node_modules: the command's own environment
-            if (root / "pyvenv.cfg").is_file() and (home := _python_home(root)):
-                add(home)
-            return
-        if real.is_file():
-            if is_protected(str(real), protected) and real.suffix not in SCRIPT_SUFFIXES:
-                return  # e.g. the gateway's .env or database named as an argument
-            if real.name == "__main__.py" or (real.parent / "__init__.py").is_file():
-                package = real.parent
-                while (package.parent / "__init__.py").is_file():
-                    package = package.parent
-                if not is_protected(str(package), protected):
-                    add(package)
-                    return
-            add(real)
-        elif real.is_dir() and not is_protected(str(real), protected):
-            add(real)
-
     add_program(Path(executable))
-    for arg in args:
-        if arg.startswith("/"):
-            add_named(arg)
-    if cwd:
-        add_named(cwd)
+    try:
+        named = named_paths(args, cwd, protected, roots=roots, mounts=mounts)
+    except sandbox_paths.PathRefused as exc:
+        raise ClassifiedFailure(sandbox_paths.REFUSED, f"not bound: {exc}") from None
+    for path in named:
+        add(Path(path))
     return [path for path in found if path != "/"]
 
 
@@ -366,10 +423,18 @@ def sandbox_argv(
     gitconfig: str | None = None,
     resolv_conf: str | None = None,
     unset: Sequence[str] = (),
+    cache: str | None = None,
 ) -> list[str]:
     """The whole command line: outer bwrap, limits, uid, inner bwrap, the command."""
     if binds is None:
-        binds = command_files(executable, args, cwd, policy.protected)
+        binds = command_files(
+            executable,
+            args,
+            cwd,
+            policy.protected,
+            roots=spec.roots,
+            mounts=[mount.path for mount in spec.mounts],
+        )
     outer = [
         policy.bwrap,
         "--unshare-pid",
@@ -393,9 +458,11 @@ def sandbox_argv(
     made: set[str] = set()
     outer += ["--perms", "0755", "--dir", "/tmp", "--perms", "0755", "--dir", HOME]
     made.update({"/tmp", "/home", HOME})
+    outer += sandbox_cache.outer_binds(cache, HOME)  # the tenant's package cache
     for path in binds:
         outer += [*_dir_chain(path, made), "--ro-bind", path, path]
     for mount in spec.mounts:
+        _check_mount(mount.path, policy.protected)
         flag = "--bind" if mount.writable else "--ro-bind"
         outer += [*_dir_chain(mount.path, made), flag, mount.path, mount.path]
     # Protected paths that a bound directory would show are hidden again.
@@ -447,6 +514,7 @@ def sandbox_argv(
         "--tmpfs",
         HOME,
     ]
+    inner += sandbox_cache.inner_binds(cache, HOME)
     # The private /tmp hides what the outer layer bound under it: bind those again.
     for path, writable in [*((bind, False) for bind in binds), *spec.mounts_bound()]:
         if _inside(path, "/tmp") or _inside(path, HOME):
@@ -485,6 +553,7 @@ def launch(
         gitconfig=_support_file(),
         resolv_conf=_support_file("resolv.conf", sandbox_network.RESOLV_CONF),
         unset=unset,
+        cache=sandbox_cache.prepare(uid_for(limited, policy)),
     )
     return Launch(argv, sandboxed_env, None)
 

@@ -24,6 +24,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP = "workbench"  # the parent of every server's group
 _counter = itertools.count(1)
 _warned = False
+_swept = False  # groups of gateways gone removed, once per process
 
 
 def _hierarchy() -> tuple[Path, int] | None:
@@ -46,7 +47,7 @@ class MemoryGroup:
     @classmethod
     def create(cls, limit_bytes: int) -> MemoryGroup | None:
         """A new group limited to `limit_bytes`, or None where cgroups cannot be used."""
-        global _warned
+        global _warned, _swept
         found = _hierarchy()
         try:
             if found is None:
@@ -58,6 +59,9 @@ class MemoryGroup:
                 if version == 2:
                     (root / "cgroup.subtree_control").write_text("+memory")
                     (parent / "cgroup.subtree_control").write_text("+memory")
+            if not _swept:
+                _swept = True
+                remove_stale()
             path = parent / f"{os.getpid()}-{next(_counter)}"
             path.mkdir()
             group = cls(path, version)
@@ -88,6 +92,14 @@ class MemoryGroup:
     def add(self, pid: int) -> None:
         """Move a process (its threads too) into the group; its children follow it."""
         (self.path / "cgroup.procs").write_text(str(pid))
+
+    def pids(self) -> list[int]:
+        """The processes in the group: a sandbox's linger a moment after bwrap's exit
+        (its PID namespace is torn down after), and a group is removable only empty."""
+        try:
+            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
 
     def oom_killed(self) -> bool:
         """The kernel stopped a process of this group for its limit."""

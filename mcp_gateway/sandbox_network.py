@@ -52,9 +52,12 @@ FIX = (
     "or turn the server's network off"
 )
 
-# The IPv4 ranges that are not global (IANA special-purpose registry; every address in
-# them is refused by egress.refused_kind, which tests/gateway/test_sandbox_network.py
-# checks), and IPv6 is not routed at all (slirp4netns runs without it).
+# The IPv4 ranges that are not global, as egress.refused_kind sees them (Python's
+# ipaddress: every address in them is refused there, and every address refused there is
+# in one; tests/gateway/test_sandbox_network.py checks both ways, so the sandbox and the
+# remote servers' policy agree). IPv6 is not routed at all (slirp4netns runs without it).
+# 192.0.0.0/24 is refused only where every Python version refuses it (3.11.7 refuses the
+# /29 and .170/31 alone); 6to4's anycast 192.88.99.0/24 is global to Python.
 REFUSED_IPV4 = (
     "0.0.0.0/8",
     "10.0.0.0/8",
@@ -62,9 +65,9 @@ REFUSED_IPV4 = (
     "127.0.0.0/8",
     "169.254.0.0/16",
     "172.16.0.0/12",
-    "192.0.0.0/24",
+    "192.0.0.0/29",
+    "192.0.0.170/31",
     "192.0.2.0/24",
-    "192.88.99.0/24",
     "192.168.0.0/16",
     "198.18.0.0/15",
     "198.51.100.0/24",
@@ -127,22 +130,20 @@ def host_addresses() -> tuple[str, ...]:
     )
 
 
-def _refused_public(addresses: Iterable[str]) -> list[str]:
-    """The host's addresses that the fixed ranges do not already refuse."""
-    ranges = [ipaddress.ip_network(item) for item in REFUSED_IPV4]
-    return [
-        address
-        for address in addresses
-        if not any(ipaddress.ip_address(address) in network for network in ranges)
-    ]
+def _own(host: Iterable[str]) -> list[str]:
+    """The host's addresses to refuse (its loopback ones are the namespace's own inside)."""
+    return sorted({address for address in host if not ipaddress.ip_address(address).is_loopback})
 
 
 def ruleset(allowed: Allowance, host: Iterable[str] = ()) -> str:
-    """The nftables rules of one sandbox's namespace (`nft -f -`)."""
+    """The nftables rules of one sandbox's namespace (`nft -f -`). The host's own
+    addresses are refused before any allowance: an allowed network that holds the host
+    (its LAN, say) must not open the host's services to the server (its loopback is
+    reached through HOST_LOOPBACK only, when 127.0.0.0/8 is allowed)."""
     accept = [str(network) for network in allowed.networks]
     if allowed.host_loopback:
         accept.append(HOST_LOOPBACK)
-    refused = [*REFUSED_IPV4, *_refused_public(host)]
+    own = _own(host)
     lines = [
         "table inet workbench {",
         "  chain output {",
@@ -151,10 +152,15 @@ def ruleset(allowed: Allowance, host: Iterable[str] = ()) -> str:
         f"    ip daddr {RESOLVER} udp dport 53 accept",
         f"    ip daddr {RESOLVER} tcp dport 53 accept",
     ]
+    if own:
+        lines.append(
+            f"    ip daddr {{ {', '.join(own)} }} counter reject with icmp type admin-prohibited"
+        )
     if accept:
         lines.append(f"    ip daddr {{ {', '.join(accept)} }} accept")
     lines += [
-        f"    ip daddr {{ {', '.join(refused)} }} counter reject with icmp type admin-prohibited",
+        f"    ip daddr {{ {', '.join(REFUSED_IPV4)} }} counter reject with icmp type "
+        "admin-prohibited",
         "    meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited",
         "  }",
         "}",
@@ -162,13 +168,18 @@ def ruleset(allowed: Allowance, host: Iterable[str] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def refused(ip: IPAddress, allowed: Allowance) -> bool:
-    """What the rules do with one address (for tests and the admin's explanations)."""
+def refused(ip: IPAddress, allowed: Allowance, host: Iterable[str] | None = None) -> bool:
+    """What the rules do with one address a server connects to (`host`: the host's own
+    addresses, by default this host's), for tests and the admin's explanations."""
     if isinstance(ip, ipaddress.IPv6Address):
         return True
+    if str(ip) in _own(host_addresses() if host is None else host):
+        return True
+    if str(ip) == HOST_LOOPBACK:  # slirp4netns forwards it only when allowed
+        return not allowed.host_loopback
     if any(ip in network for network in allowed.networks):
         return False
-    return refused_kind(ip) is not None or str(ip) in host_addresses()
+    return refused_kind(ip) is not None
 
 
 class Network:
@@ -193,6 +204,7 @@ class Network:
 
 async def attach(pid: int, allowed: Allowance) -> Network:
     """Give the namespace of `pid` its network and rules; raise ClassifiedFailure."""
+    await _loopback_up(pid)
     ready_read, ready_write = os.pipe()
     exit_read, exit_write = os.pipe()
     argv = [SLIRP, "--configure", "--mtu=65520", "--ready-fd", str(ready_write)]
@@ -205,7 +217,7 @@ async def attach(pid: int, allowed: Allowance) -> Network:
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # nobody would read it: a full pipe would stall it
             pass_fds=(ready_write, exit_read),
         )
     except OSError as exc:
@@ -230,25 +242,47 @@ async def attach(pid: int, allowed: Allowance) -> Network:
     return network
 
 
+async def _loopback_up(pid: int) -> None:
+    """Wait until bubblewrap has set up the namespace's loopback. It does so after it
+    reports the pid and before it blocks; slirp4netns sets `lo` up too, and the two at
+    once end the sandbox now and then (`bwrap: loopback: Failed RTM_NEWADDR`). Up, with
+    127.0.0.1/8, the namespace routes 127.255.255.255 as a broadcast."""
+    trie = f"/proc/{pid}/net/fib_trie"
+    while True:
+        try:
+            with open(trie) as handle:
+                if "127.255.255.255" in handle.read():
+                    return
+        except OSError as exc:
+            raise ClassifiedFailure(
+                "the sandbox could not start", f"its network namespace is gone: {exc!r}"
+            ) from None
+        await anyio.sleep(0.001)
+
+
 async def _wait_ready(ready_fd: int, process: anyio.abc.Process) -> None:
     await anyio.wait_readable(ready_fd)
     if os.read(ready_fd, 1) != b"1":
-        said = b""
-        if process.stderr is not None:
-            with anyio.move_on_after(1):
-                said = await process.stderr.receive(4096)
-        detail = said.decode(errors="replace").strip().splitlines()[-1:] or ["no word"]
+        with anyio.move_on_after(1):
+            await process.wait()
         raise ClassifiedFailure(
-            f"the sandbox's network could not start; {FIX}", f"slirp4netns: {detail[0][:200]}"
+            f"the sandbox's network could not start; {FIX}",
+            f"slirp4netns did not become ready (exit status {process.returncode})",
         )
 
 
 async def _install(pid: int, rules: str) -> None:
-    result = await anyio.run_process(
-        [NSENTER, f"--net=/proc/{pid}/ns/net", NFT, "-f", "-"],
-        input=rules.encode(),
-        check=False,
-    )
+    try:
+        result = await anyio.run_process(
+            [NSENTER, f"--net=/proc/{pid}/ns/net", NFT, "-f", "-"],
+            input=rules.encode(),
+            check=False,
+        )
+    except (OSError, anyio.BrokenResourceError, ExceptionGroup) as exc:
+        # nsenter gone before it read the rules (the sandbox died meanwhile, say).
+        raise ClassifiedFailure(
+            f"the sandbox's network rules could not be installed; {FIX}", f"nft: {exc!r}"[:300]
+        ) from None
     if result.returncode != 0:
         detail = result.stderr.decode(errors="replace").strip()[:300]
         raise ClassifiedFailure(

@@ -25,6 +25,7 @@ from mcp_gateway.sandbox import SandboxPolicy, SandboxSpec, effective_limits
 from mcp_gateway.sandbox_memory import MemoryGroup
 
 SETUP_SECONDS = 10.0
+EMPTY_SECONDS = 2.0  # after the sandbox's exit, for its last processes to leave the group
 
 
 class Started:
@@ -43,6 +44,7 @@ class Started:
             await self.network.close()
             self.network = None
         if self.memory is not None:
+            await _emptied(self.memory)
             self.memory.remove()
 
 
@@ -118,6 +120,20 @@ async def _child_pid(info_fd: int) -> int:
             )
         data += chunk
     return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
+
+
+async def _emptied(group: MemoryGroup) -> None:
+    """Wait (bounded) for the group to empty, killing what stays: a group removed while a
+    process still exits stays behind (rmdir: EBUSY), one per spawn for the gateway's life."""
+    for stragglers in (False, True):
+        with anyio.move_on_after(EMPTY_SECONDS):
+            while pids := group.pids():
+                if stragglers:
+                    for pid in pids:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, 9)
+                await anyio.sleep(0.01)
+            return
 
 
 def _kill(process: anyio.abc.Process) -> None:

@@ -12,6 +12,9 @@ Nothing removes an entry before it expires, so an entry this process read or wro
 is still there: within `renew_seconds` of its renewal a call asks the store nothing (one
 read of the shared store per entry and process every `renew_seconds`, instead of one per
 call).
+
+Owners are row ids (`key:7`): entries carry the database's installation in `prefix`, which
+the gateway sets at start, so a new database's key 7 finds nothing the old one opened.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from mcp_gateway.store import SharedStore
+from mcp_gateway.store import PREFIX, SharedStore
 
 # Renew an entry's expiry when this share of the idle time has passed since the last renewal.
 RENEW_FRACTION = 0.1
@@ -29,10 +32,15 @@ REMEMBERED_ENTRIES = 10_000
 
 class OpenToolboxes:
     def __init__(
-        self, idle_seconds: float, store: SharedStore, clock: Callable[[], float] = time.time
+        self,
+        idle_seconds: float,
+        store: SharedStore,
+        clock: Callable[[], float] = time.time,
+        prefix: str = PREFIX,
     ) -> None:
         self.idle_seconds = idle_seconds
         self.store = store
+        self.prefix = prefix  # the gateway's: store.installation_prefix, set at start
         self._renewed: dict[str, float] = {}  # entry: its renewal, as last seen here
         self._clock = clock
 
@@ -42,9 +50,8 @@ class OpenToolboxes:
         still in the store."""
         return self.idle_seconds * RENEW_FRACTION
 
-    @staticmethod
-    def _entry(owner: str, toolbox: str) -> str:
-        return f"wb:open:{owner}:{toolbox}"
+    def _entry(self, owner: str, toolbox: str) -> str:
+        return f"{self.prefix}:open:{owner}:{toolbox}"
 
     async def mark_open(self, owner: str, toolbox: str) -> None:
         """Opened (again): renewed when it was not lately."""

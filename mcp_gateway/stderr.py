@@ -1,10 +1,12 @@
 """A downstream stdio server's stderr, read off a pipe into the gateway's log, bounded.
 
-A server may print forever (or print secrets it was given): each line is cut to a length,
-its server's secret values (env and header values) are redacted, and each connection has
-a byte budget per minute, past which lines are dropped and counted instead of logged.
-The last lines are kept (redacted) for the log line of a failed start; a client never
-sees them.
+A server may print forever (or print secrets it was given, its own argv say): each line's
+server's secret values (its connection's redactor) are redacted, then the line is cut to
+a length, and each connection has a byte budget per minute, past which lines are dropped
+and counted instead of logged. A line with no end yet is logged (cut) once HOLD_BYTES long
+and the rest of it up to its newline is dropped, so that no secret is split across two
+pieces, each too short to be recognised. The last lines are kept (redacted) for the log
+line of a failed start; a client never sees them.
 """
 
 import asyncio
@@ -18,6 +20,7 @@ from typing import IO
 logger = logging.getLogger("workbench.downstream.stderr")
 
 MAX_LINE = 2000
+HOLD_BYTES = 4 * MAX_LINE  # a secret starting before the cut is whole in what is redacted
 BUDGET_BYTES_PER_MINUTE = 64 * 1024
 TAIL_LINES = 10
 TAIL_LINE_CHARS = 300
@@ -33,6 +36,7 @@ class StderrPipe:
         self._read_fd: int | None = read_fd
         self.writer: IO[str] = os.fdopen(write_fd, "w")  # handed to the child as its stderr
         self._buffer = b""
+        self._skipping = False  # the rest of a line already logged, cut
         self._window_start = time.monotonic()
         self._window_bytes = 0
         self._dropped = 0
@@ -63,7 +67,7 @@ class StderrPipe:
         try:
             while chunk := os.read(self._read_fd, 65536):
                 self._buffer += chunk
-                if len(self._buffer) > 4 * MAX_LINE:
+                if len(self._buffer) > HOLD_BYTES:
                     self._flush(final=False)
         except BlockingIOError:
             pass
@@ -82,15 +86,22 @@ class StderrPipe:
 
     def _flush(self, *, final: bool) -> None:
         *lines, rest = self._buffer.split(b"\n")
+        if self._skipping:  # the end of a line logged (cut) already
+            if lines:
+                lines.pop(0)
+                self._skipping = False
+            else:
+                rest = b""
         if final and rest:
             lines.append(rest)
             rest = b""
-        if len(rest) > MAX_LINE:  # a line with no end yet: log what we have
+        if len(rest) > HOLD_BYTES:  # a line with no end yet: log its start, drop its rest
             lines.append(rest)
             rest = b""
+            self._skipping = True
         self._buffer = rest
         for line in lines:
-            self._emit(line[:MAX_LINE].decode("utf-8", "replace").rstrip())
+            self._emit(line.decode("utf-8", "replace").rstrip())
         if final and self._dropped:
             logger.warning("[%s] %d stderr lines dropped (over budget)", self.label, self._dropped)
             self._dropped = 0
@@ -103,8 +114,8 @@ class StderrPipe:
                     "[%s] %d stderr lines dropped (over budget)", self.label, self._dropped
                 )
             self._window_start, self._window_bytes, self._dropped = now, 0, 0
-        self._window_bytes += len(text)
-        text = self._redact(text)
+        self._window_bytes += min(len(text), MAX_LINE)
+        text = self._redact(text)[:MAX_LINE]
         if text:
             self.last_line = text
             self.tail.append(text[:TAIL_LINE_CHARS])

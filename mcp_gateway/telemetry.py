@@ -33,7 +33,7 @@ from prometheus_client import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterable, Iterator
 
     import mcp_types as types
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from mcp_gateway.auth import Caller
     from mcp_gateway.calllog import CallLog
     from mcp_gateway.errors import GatewayError
+    from mcp_gateway.failures import Redactor
 
 logger = logging.getLogger("workbench.telemetry")
 
@@ -419,6 +420,16 @@ def gateway_error(result: types.CallToolResult, error: GatewayError) -> None:
     _gateway_error.set((result, error))
 
 
+_payload_redactors: ContextVar[tuple[Redactor, ...]] = ContextVar(
+    "workbench_payload_redactors", default=()
+)
+
+
+def served_by(redactors: Iterable[Redactor]) -> None:
+    """Tells the seam which connections' redactors clean this call's captured payload."""
+    _payload_redactors.set(tuple(redactors))
+
+
 class ClientNames:
     """Client name and version per 2025-11-25 session: sent once, in `initialize`; later
     requests (served statelessly, maybe by another process) carry only the session id.
@@ -637,9 +648,11 @@ class Telemetry:
                 incident=str(error.details.get("incident", "")) if error is not None else "",
                 arguments=arguments,
                 result=result,
+                redactors=_payload_redactors.get(),
                 **names,
             )
         )
+        _payload_redactors.set(())
 
 
 def _annotate_span(info: RequestInfo, caller: Any) -> None:

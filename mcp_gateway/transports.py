@@ -1,7 +1,6 @@
 """How to reach one downstream server: stdio parameters or a remote URL with headers,
 with `${VAR}` references expanded from the gateway's environment."""
 
-import logging
 import os
 import shutil
 import sys
@@ -18,13 +17,13 @@ from mcp_gateway import sandbox
 from mcp_gateway.config import ServerConfig
 from mcp_gateway.egress import UNCONFIGURABLE_HEADERS, EgressPolicy, PinnedTransport
 from mcp_gateway.envrefs import ExpansionError, expand
-from mcp_gateway.failures import UNREACHABLE, ClassifiedFailure, RedactFilter
+from mcp_gateway.failures import UNREACHABLE, ClassifiedFailure, redact_log_records
 from mcp_gateway.stderr import StderrPipe
 from mcp_gateway.stdio import bounded_stdio_client
 
-# The HTTP client logs each request's URL at INFO: redact the current server's secrets
-# (a `${VAR}` in the URL) there too. The console handler has the same filter (settings).
-logging.getLogger("httpx2").addFilter(RedactFilter())
+# The HTTP client logs each request's URL at INFO (a `${VAR}` or secret parameter in the
+# URL), the SDK what it sends: records made in a connection's task are redacted.
+redact_log_records()
 
 # Room for a message's JSON-RPC envelope around a result of the largest size allowed.
 MESSAGE_ENVELOPE_BYTES = 64 * 1024

@@ -29,6 +29,30 @@ if os.environ.get("WORKBENCH_STORE_DIR_PID") != str(os.getpid()):
     os.environ["WORKBENCH_STORE_DIR"] = tempfile.mkdtemp(prefix="wb-store-")
     os.environ["WORKBENCH_STORE_DIR_PID"] = str(os.getpid())
     atexit.register(shutil.rmtree, os.environ["WORKBENCH_STORE_DIR"], ignore_errors=True)
+    # Sandbox uid claims (mcp_gateway/uid_claims.py): this process's test database is its
+    # one installation, whatever the host's real claims directory holds.
+    os.environ["WORKBENCH_SANDBOX_UID_CLAIMS_DIR"] = os.path.join(
+        os.environ["WORKBENCH_STORE_DIR"], "uid-claims"
+    )
+# The sandboxes' package caches (mcp_gateway/sandbox_cache.py): one directory per test
+# process as well, never the host's, its tenant volumes unmounted at exit.
+if os.environ.get("WORKBENCH_SANDBOX_CACHE_DIR_PID") != str(os.getpid()):
+    from mcp_gateway.sandbox_cache import release
+
+    os.environ["WORKBENCH_SANDBOX_CACHE_DIR"] = tempfile.mkdtemp(prefix="wb-cache-")
+    os.environ["WORKBENCH_SANDBOX_CACHE_DIR_PID"] = str(os.getpid())
+    os.environ.setdefault("WORKBENCH_SANDBOX_CACHE_MB", "256")
+    atexit.register(release, os.environ["WORKBENCH_SANDBOX_CACHE_DIR"])
+# What a tenant's servers may be shown (WORKBENCH_SANDBOX_TENANT_ROOT): `<dir>/<slug>`, in a
+# directory the tenants' uids can enter (pytest's tmp_path lies below a 0700 one, which the
+# sandbox refuses to show); made once, shared by xdist workers and gateway subprocesses.
+if "WB_TEST_TENANTS_DIR" not in os.environ:
+    os.environ["WB_TEST_TENANTS_DIR"] = tempfile.mkdtemp(prefix="wb-tenants-")
+    os.chmod(os.environ["WB_TEST_TENANTS_DIR"], 0o755)
+    atexit.register(shutil.rmtree, os.environ["WB_TEST_TENANTS_DIR"], ignore_errors=True)
+os.environ["WORKBENCH_SANDBOX_TENANT_ROOT"] = os.path.join(
+    os.environ["WB_TEST_TENANTS_DIR"], "{tenant}"
+)
 
 from workbench_site.settings import *  # noqa: F403
 

@@ -26,6 +26,7 @@ SECTIONS = (
     "7 levers",
     "8 telemetry",
     "9 floor",
+    "10 sandbox network",
 )
 
 
@@ -57,6 +58,10 @@ def test_every_benchmark_script_runs(tmp_path, section):
     if section == "1 latency":
         for path in ("direct stdio (a)", "SDK HTTP (b)", "Workbench"):
             assert f"| 1 latency | {path}: p50" in table
+    if section == "10 sandbox network":
+        for mode in ("no sandbox", "sandbox, network off", "sandbox, filtered network"):
+            assert f"| {section} | use_tool, {mode}: p50" in table
+        assert f"| {section} | HTTP GET: sandbox / host |" in table or "not measured" in table
     assert "2 cores" in table or "cores (nproc)" in table
 
 

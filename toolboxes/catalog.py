@@ -16,6 +16,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from mcp_gateway import sandbox_paths
 from toolboxes.models import REMOTE_TRANSPORTS, CatalogEntry, Server, Transport
 from toolboxes.validators import validate_remote_url
 
@@ -172,9 +173,33 @@ def server_errors(server: Server) -> dict[str, list[str]]:
             problems.append(f"Parameter '{name}' must not contain '${{'.")
         if name in whole and value.startswith("-"):
             problems.append(f"Parameter '{name}' must not start with '-'.")
+    if not problems:
+        problems = path_problems(server, values_of(server))
     if problems:
         errors["parameters"] = problems
     return errors
+
+
+def path_problems(server: Server, values: dict[str, str]) -> list[str]:
+    """An argument the tenant's values fill that names a host path its servers may not be
+    shown: outside the tenant's directories, a symlink, protected, below a directory other
+    users cannot enter (mcp_gateway.sandbox_paths; each spawn checks it again)."""
+    from django.conf import settings
+
+    if server.toolbox_id is None:
+        return []
+    roots = sandbox_paths.tenant_roots(server.toolbox.tenant.slug)
+    protected = settings.WORKBENCH_SANDBOX_PROTECTED_PATHS
+    problems = []
+    for arg in server.catalog_entry.args or []:
+        names = list(dict.fromkeys(placeholders(arg)))
+        filled = _unless_empty(arg, values) if names else None
+        if filled is None or not filled.startswith("/"):
+            continue
+        if reason := sandbox_paths.problem(filled, roots, protected):
+            named = ", ".join(f"'{name}'" for name in names)
+            problems.append(f"Parameter {named}: {reason}.")
+    return problems
 
 
 def _unless_empty(text: str, values: dict[str, str]) -> str | None:

@@ -107,8 +107,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 async def main() -> None:
     headers = {{"Authorization": "Bearer {key}"}}
+    # Opening a toolbox starts its servers: a cold one (npx -y, uvx) takes seconds.
+    timeout = httpx2.Timeout(30, read=300)
     async with (
-        httpx2.AsyncClient(headers=headers) as http,
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
         streamable_http_client("{url}", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from mcp_gateway import sandbox_paths
+from mcp_gateway.sandbox import named_paths
 from toolboxes import checks
 from toolboxes.models import (
     ApiKey,
@@ -16,6 +19,7 @@ from toolboxes.models import (
     CatalogParameter,
     PinningPolicy,
     Server,
+    Transport,
     default_tool_filters,
 )
 from toolboxes.widgets import MASK, LinesField, NameValueRows, SecretMapField, ToolFiltersField
@@ -137,7 +141,10 @@ class ServerForm(forms.ModelForm):
     class Meta:
         model = Server
         fields = "__all__"
-        widgets = {"mounts": forms.Textarea(attrs={"rows": 2})}
+        widgets = {
+            "mounts": forms.Textarea(attrs={"rows": 2}),
+            "egress_allow": forms.Textarea(attrs={"rows": 1}),
+        }
 
     class Media:
         js = ["toolboxes/server_form.js"]
@@ -220,7 +227,34 @@ class ServerForm(forms.ModelForm):
                 values = cleaned.get("parameter_values") or {}
                 self.instance.parameters = values
                 self.instance.secret_parameters = {}
+        self._check_named_paths(cleaned)
         return cleaned
+
+    def _check_named_paths(self, cleaned: dict[str, Any]) -> None:
+        """A raw server's absolute arguments and working directory are bound only where the
+        sandbox may show them (`named_paths`, as each spawn checks): said here, rather than
+        by a server that cannot start."""
+        if "args" not in self.fields or cleaned.get("catalog_entry"):
+            return
+        if cleaned.get("transport", Transport.STDIO) != Transport.STDIO:
+            return
+        toolbox = cleaned.get("toolbox") or getattr(self.instance, "toolbox", None)
+        tenant = getattr(toolbox, "tenant", None)
+        if tenant is None:
+            return
+        roots = sandbox_paths.tenant_roots(tenant.slug)
+        mounts = [
+            item["path"]
+            for item in cleaned.get("mounts") or []
+            if isinstance(item, dict) and isinstance(item.get("path"), str)
+        ]
+        protected = settings.WORKBENCH_SANDBOX_PROTECTED_PATHS
+        cwd = cleaned.get("cwd") or ""
+        for field, texts in (("args", cleaned.get("args") or []), ("cwd", [cwd] if cwd else [])):
+            try:
+                named_paths(texts, None, protected, roots=roots, mounts=mounts)
+            except sandbox_paths.PathRefused as exc:
+                self.add_error(field, str(exc))
 
     def _update_errors(self, errors: ValidationError) -> None:
         """Model errors on fields this form does not show (a tenant admin's form has no

@@ -517,4 +517,5 @@ class CatalogParameter(models.Model):
 
 
 # Models of their own modules, registered with this app.
+from toolboxes.installation import Installation  # noqa: E402, F401
 from toolboxes.pins import PinState, ToolPin  # noqa: E402, F401

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
+from mcp_gateway import sandbox_paths
 from mcp_gateway.egress import UNCONFIGURABLE_HEADERS
 
 NAME_PATTERN = r"^[A-Za-z0-9_.-]+$"
@@ -79,7 +80,8 @@ def validate_remote_url(value: str) -> None:
 
 
 def validate_mounts(value: Any) -> None:
-    """Sandbox mounts: `[{"path": "/abs", "writable": false}]`, never a gateway directory."""
+    """Sandbox mounts: `[{"path": "/abs", "writable": false}]`: never a gateway directory,
+    nor one that resolves elsewhere or lies below one other users cannot enter."""
     from django.conf import settings
 
     if not isinstance(value, list):
@@ -112,7 +114,33 @@ def validate_mounts(value: Any) -> None:
                     f"item {index}: {path} would show the gateway's own files ({own})",
                     code="protected",
                 )
+        # Resolved as each spawn will (mcp_gateway.sandbox_paths): a symlink, a protected
+        # target, a directory above that the tenant's uid cannot enter.
+        reason = sandbox_paths.problem(path, None, settings.WORKBENCH_SANDBOX_PROTECTED_PATHS)
+        if reason:
+            raise ValidationError(f"item {index}: {reason}", code="refused")
 
 
 def _path_within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def validate_egress_allow(value: Any) -> None:
+    """A server's network allowance (operators only): networks in CIDR form and host
+    names, read as WORKBENCH_EGRESS_ALLOW's items are (mcp_gateway.sandbox_network)."""
+    import ipaddress
+
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError("must be a list of networks or host names", code="not_a_list")
+    for index, item in enumerate(value):
+        try:
+            ipaddress.ip_network(item.strip(), strict=False)
+        except ValueError:
+            if not _ALLOWED_HOST.fullmatch(item.strip()):
+                raise ValidationError(
+                    f"item {index}: '{item}' is neither a network (CIDR) nor a host name",
+                    code="bad_allowance",
+                ) from None
+
+
+_ALLOWED_HOST = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+")

@@ -2,7 +2,8 @@
 
 Readers (the gateway, in any process) keep their own snapshots of a tenant's keys and
 toolboxes and reload them when this number moves, so a revoked key or an edited server
-takes effect at once wherever the cache is shared (CACHE_URL).
+takes effect at once wherever the cache is shared (CACHE_URL). The entry names the
+database's installation too: another database's tenant of the same id has its own.
 """
 
 import time
@@ -12,11 +13,15 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
+from mcp_gateway.store import installation_prefix
+from toolboxes.installation import installation_id
 from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
 
-def version_key(tenant_id: int) -> str:
-    return f"wb:tenant-version:{tenant_id}"
+def version_key(tenant_id: int, installation: str | None = None) -> str:
+    """The tenant's entry; `installation` given by a caller on an event loop (the gateway,
+    which read it at start), else read here (ORM, once per process)."""
+    return f"{installation_prefix(installation or installation_id())}:tenant-version:{tenant_id}"
 
 
 def bump(tenant_id: int) -> None:

@@ -37,6 +37,7 @@ def gateway_options() -> GatewayOptions:
         open_key_burst=settings.WORKBENCH_OPEN_KEY_RATE_BURST,
         key_max_in_flight=settings.WORKBENCH_KEY_MAX_IN_FLIGHT,
         cache=settings.CACHES["default"],
+        uid_claims_dir=settings.WORKBENCH_SANDBOX_UID_CLAIMS_DIR,
     )
 
 

@@ -7,11 +7,15 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
 from mcp_gateway.envrefs import env_file_names
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.sandbox import SandboxPolicy
-from mcp_gateway.store import embedded_store
+from mcp_gateway.sandbox_cache import CachePolicy, protect_directory
+from mcp_gateway.sandbox_paths import root_pattern
+from mcp_gateway.store import embedded_store, shared_cache
+from workbench_site.dbfile import make_private, sqlite_path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -59,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "accounts.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -103,15 +108,19 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     _sqlite.setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
     _sqlite.setdefault("transaction_mode", "IMMEDIATE")
     _sqlite.setdefault("timeout", 20)
+    # Owner-only (0600) from creation, before any connection opens it (workbench_site/dbfile).
+    if (_sqlite_file := sqlite_path(DATABASES["default"].get("NAME"))) is not None:
+        make_private(_sqlite_file)
 
 # The shared store (open toolboxes, configuration versions, rate buckets). By default an
 # on-disk store that every process of this machine shares (gateway workers, the admin,
-# manage.py commands); Redis (CACHE_URL=redis://...) when processes span machines.
+# manage.py commands); Redis (CACHE_URL=redis://...) when processes span machines. Either
+# keeps JSON, never pickles (mcp_gateway/store.py).
 WORKBENCH_STORE_DIR: str = env.str(
     "WORKBENCH_STORE_DIR", default=str(BASE_DIR / ".workbench-store")
 )
 CACHES = {
-    "default": env.cache("CACHE_URL")
+    "default": shared_cache(env.cache("CACHE_URL"))
     if env.str("CACHE_URL", default="")
     else embedded_store(WORKBENCH_STORE_DIR)
 }
@@ -131,6 +140,14 @@ AXES_FAILURE_LIMIT = WORKBENCH_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=WORKBENCH_LOGIN_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# X-Forwarded-For is believed only from these proxies (addresses or networks; none by
+# default): accounts/client_address.py, which also gives uvicorn's flags (`make run`).
+WORKBENCH_TRUSTED_PROXIES: list[str] = env.list("WORKBENCH_TRUSTED_PROXIES", default=[])
+try:
+    parse_trusted(WORKBENCH_TRUSTED_PROXIES)
+except ValueError as _exc:
+    raise ImproperlyConfigured(str(_exc)) from None
+AXES_CLIENT_IP_CALLABLE = "accounts.client_address.client_ip"
 AXES_COOLOFF_MESSAGE = (
     "Too many failed logins for this username from your address: try again in "
     f"{WORKBENCH_LOGIN_COOLOFF_MINUTES} minutes."
@@ -159,6 +176,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Secure cookies whenever the admin is served over HTTPS in production.
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+# HSTS on responses served over HTTPS (as Django sees the request: TLS at uvicorn, or a
+# trusted proxy's X-Forwarded-Proto); 0 turns it off. The CSP: accounts.middleware.
+SECURE_HSTS_SECONDS: int = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 
 # The gateway's endpoint as clients reach it (e.g. https://mcp.example.com/mcp), for the
 # client configurations the admin hands out with a key; empty: what the admin's request shows.
@@ -246,6 +267,17 @@ WORKBENCH_SANDBOX_OPEN_FILES: int = env.int(
     "WORKBENCH_SANDBOX_OPEN_FILES", default=_SANDBOX.limits.open_files
 )
 WORKBENCH_SANDBOX_UID_BASE: int = env.int("WORKBENCH_SANDBOX_UID_BASE", default=_SANDBOX.uid_base)
+# Where each installation on this host claims its uid base (mcp_gateway/uid_claims.py).
+WORKBENCH_SANDBOX_UID_CLAIMS_DIR: str = env.str(
+    "WORKBENCH_SANDBOX_UID_CLAIMS_DIR", default=_D.uid_claims_dir
+)
+WORKBENCH_SANDBOX_TMP_MB: int = env.int("WORKBENCH_SANDBOX_TMP_MB", default=_SANDBOX.tmp_mb)
+# The host directories a tenant admin may name in a server's parameters (README, "Security
+# model"): `{tenant}` is the tenant's slug; empty (the default): none, only mounts an
+# operator configures.
+WORKBENCH_SANDBOX_TENANT_ROOT: str = root_pattern(
+    env.str("WORKBENCH_SANDBOX_TENANT_ROOT", default="")
+)
 WORKBENCH_SANDBOX_PROTECTED_PATHS: list[str] = sorted(
     {
         str(BASE_DIR),
@@ -259,6 +291,14 @@ WORKBENCH_SANDBOX_PROTECTED_PATHS: list[str] = sorted(
         ),
         *env.list("WORKBENCH_SANDBOX_PROTECTED", default=[]),
     }
+)
+# Each tenant's persistent package cache (~/.npm, ~/.cache; mcp_gateway/sandbox_cache.py):
+# where, and its bound in MiB (0: none). No server may mount the directory itself.
+_CACHE = CachePolicy()
+WORKBENCH_SANDBOX_CACHE_DIR: str = env.str("WORKBENCH_SANDBOX_CACHE_DIR", default=_CACHE.directory)
+WORKBENCH_SANDBOX_CACHE_MB: int = env.int("WORKBENCH_SANDBOX_CACHE_MB", default=_CACHE.size_mb)
+WORKBENCH_SANDBOX_PROTECTED_PATHS = protect_directory(
+    WORKBENCH_SANDBOX_CACHE_DIR, WORKBENCH_SANDBOX_PROTECTED_PATHS
 )
 
 # Observability (mcp_gateway/telemetry.py; README "Observability"). /metrics answers a
@@ -322,15 +362,15 @@ LOGGING = {
     },
     # A misbehaving downstream must not flood the log: repeats of one message are bounded.
     "filters": {
+        # (A downstream server's secret values are redacted as each record is made:
+        # mcp_gateway.failures.redact_log_records.)
         "repeats": {"()": "mcp_gateway.logfilter.RepeatLimit", "per_minute": 20},
-        # A downstream server's secret values, wherever a record about it comes from.
-        "redact": {"()": "mcp_gateway.failures.RedactFilter"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["redact", "repeats"],
+            "filters": ["repeats"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
@@ -70,3 +71,52 @@ def test_members_see_no_user_group_or_login_attempt_admin(as_user):
     for hidden in ("/admin/auth/user/", "/admin/auth/group/", "/admin/axes/"):
         assert hidden not in html
     assert as_user("acme_admin").get("/admin/auth/user/").status_code == 403
+
+
+def test_tenant_admin_cannot_attach_an_existing_account(as_user, people, acme, globex):
+    """The review's finding: a tenant admin added the superuser and another tenant's admin
+    to its tenant, unasked, and the answers told existing usernames from new ones."""
+    User.objects.create_superuser("root", password="pw-root-12345")
+    User.objects.create_user("gone", password="pw-gone-12345", is_active=False)
+    client = as_user("acme_admin")
+    answers = set()
+    for username in ("root", "olga", "gus", "gone"):
+        response = client.post(
+            reverse("admin:accounts_membership_add"),
+            {"tenant": acme.tenant.pk, "username": username, "role": "admin"},
+        )
+        assert response.status_code == 200
+        errors = response.context["adminform"].form.errors
+        assert errors == {"username": ["This username is not available: choose another one."]}
+        answers.add(response.content.decode().replace(username, "USERNAME"))
+    # One answer, whoever's the account (the CSRF token aside, the same page).
+    assert len({re.sub(r'value="[^"]{64}"', "", answer) for answer in answers}) == 1
+    assert (
+        not Membership.objects.filter(tenant=acme.tenant)
+        .exclude(user__username__in=["ada", "vic", "max"])
+        .exists()
+    )
+    assert not User.objects.get(username="gone").is_staff
+
+
+def test_the_refusal_holds_in_add_member_too(acme, people):
+    from accounts.members import NotAvailable, add_member
+
+    with pytest.raises(NotAvailable) as refused:
+        add_member(acme.tenant, "gus", "viewer", attach_existing=False)
+    assert str(refused.value) == "This username is not available: choose another one."
+    assert not Membership.objects.filter(user__username="gus", tenant=acme.tenant).exists()
+    added = add_member(acme.tenant, "fresh", "viewer", attach_existing=False)
+    assert added.created_user and added.one_time_password
+
+
+def test_an_operator_still_attaches_an_existing_account(as_user, people, acme):
+    client = as_user("operator")
+    form = client.get(reverse("admin:accounts_membership_add")).context["adminform"].form
+    assert form.fields["username"].help_text.startswith("An existing user joins this tenant")
+    response = client.post(
+        reverse("admin:accounts_membership_add"),
+        {"tenant": acme.tenant.pk, "username": "gus", "role": "viewer"},
+    )
+    assert response.status_code == 302
+    assert Membership.objects.get(user__username="gus", tenant=acme.tenant).role == "viewer"

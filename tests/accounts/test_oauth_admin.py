@@ -9,6 +9,7 @@ from oauth2_provider.models import Application
 
 from accounts.oauth_models import OAuthGrant
 from mcp_gateway.auth import AuthError, challenge
+from mcp_gateway.hostcheck import HostCheck
 
 pytestmark = pytest.mark.django_db
 
@@ -76,13 +77,14 @@ def test_a_tenant_admin_revokes_the_tenants(as_user, grants):
 
 def test_the_401_challenge_follows_the_public_url(settings):
     scope = {"headers": [(b"host", b"10.0.0.5:8000")], "scheme": "http"}
+    hosts = HostCheck(["10.0.0.5"])  # an allowed Host is named back; a foreign one never
     missing = AuthError("missing_api_key", "An API key is required.")
-    assert challenge(scope, missing) == (
+    assert challenge(scope, missing, hosts) == (
         b'Bearer resource_metadata="http://10.0.0.5:8000/.well-known/oauth-protected-resource/mcp"'
     )
     settings.WORKBENCH_PUBLIC_URL = "https://gw.example.com/mcp"
     wrong = AuthError("invalid_api_key", "The API key is not valid.")
-    assert challenge(scope, wrong) == (
+    assert challenge(scope, wrong, hosts) == (
         b'Bearer error="invalid_token", error_description="The API key is not valid.", '
         b'resource_metadata="https://gw.example.com/.well-known/oauth-protected-resource/mcp"'
     )

@@ -1,16 +1,20 @@
 """The authorization server with Django's test client: metadata, registration, consent,
-code exchange with PKCE, refresh rotation, revocation, and every error as JSON."""
+code exchange with PKCE, refresh rotation, revocation, and every error as JSON (or, for a
+client nobody verified, as a page here: never a redirect to it)."""
 
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
-from oauth2_provider.models import AccessToken, RefreshToken
+from oauth2_provider.models import AccessToken, RefreshToken, get_application_model
 
+from accounts.models import Membership
 from accounts.oauth_callers import token_caller, token_checksum
 from accounts.oauth_models import OAuthGrant
+from accounts.oauth_views import NOT_SENT_BACK, VIEWER_ONLY
 from tests.accounts.oauth_client import BASE, REDIRECT_URI, RESOURCE, SignIn, query_of
 from toolboxes import versions
 
@@ -25,6 +29,19 @@ def sign_in(as_user) -> SignIn:
     flow = SignIn(as_user("acme_admin"))
     assert flow.register().status_code == 201
     return flow
+
+
+@pytest.fixture
+def verified(as_user) -> SignIn:
+    """A client an operator created in the admin (not self-registered); `ada` logged in."""
+    application = get_application_model().objects.create(
+        name="Operator's client",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris=REDIRECT_URI,
+        client_secret="",
+    )
+    return SignIn(as_user("acme_admin"), client_id=application.client_id)
 
 
 # --- discovery ----------------------------------------------------------------------------
@@ -165,8 +182,10 @@ def test_login_first(db):
     assert response["Location"].startswith("/admin/login/?next=/oauth/authorize")
 
 
-def test_consent_page_shows_client_host_and_tenants(sign_in, people, acme, globex):
-    sign_in.client.force_login(people["mixed"])
+def test_consent_page_shows_client_host_and_the_tenants_it_administers(
+    sign_in, people, acme, globex
+):
+    sign_in.client.force_login(people["mixed"])  # admin of acme, viewer of globex
     page = sign_in.client.get(sign_in.authorize_url())
     html = page.content.decode()
     assert page.status_code == 200
@@ -175,7 +194,40 @@ def test_consent_page_shows_client_host_and_tenants(sign_in, people, acme, globe
     assert page.context["redirect_host"] == "127.0.0.1:33418"
     assert "unverified: this client registered itself" in html
     tenants = dict(page.context["form"].fields["tenant"].choices)
-    assert tenants == {acme.tenant.pk: "Acme Inc (acme)", globex.tenant.pk: "Globex Inc (globex)"}
+    assert tenants == {acme.tenant.pk: "Acme Inc (acme)"}
+    assert [tb for _, tb in page.context["form"].fields["toolboxes"].choices] == [
+        "acme / acme-tools"
+    ]
+    assert (
+        "Not listed: globex, where you are a viewer (only a tenant's admins may connect "
+        "a client)." in html
+    )
+
+
+def test_a_viewer_cannot_consent(sign_in, people, acme):
+    """The review's finding: a viewer completed the consent and ran use_tool."""
+    sign_in.client.force_login(people["acme_viewer"])
+    url = sign_in.authorize_url()
+    page = sign_in.client.get(url)
+    assert page.status_code == 200
+    assert (
+        page.context["refusal"]
+        == VIEWER_ONLY
+        == (
+            "You are a viewer of your tenants: only a tenant's admins may connect a client, "
+            "which runs the tenant's tools. Ask a tenant admin."
+        )
+    )
+    assert 'id="consent"' not in page.content.decode()
+    # Posting the form anyway (its hidden fields from the page) gets no code.
+    form = page.context["form"]
+    data = {name: form[name].value() or "" for name in form.fields if form[name].is_hidden}
+    response = sign_in.client.post(url, {**data, "tenant": str(acme.tenant.pk), "allow": "Allow"})
+    assert response.status_code == 200
+    assert response.context["form"].errors["tenant"] == [
+        f"Select a valid choice. {acme.tenant.pk} is not one of the available choices."
+    ]
+    assert not OAuthGrant.objects.exists()
 
 
 def test_not_a_member_cannot_consent(sign_in, people):
@@ -211,6 +263,7 @@ def test_deny_sends_access_denied(sign_in, acme):
 
 
 def test_toolboxes_of_another_tenant_are_refused(sign_in, people, acme, globex):
+    Membership.objects.filter(user=people["mixed"], tenant=globex.tenant).update(role="admin")
     sign_in.client.force_login(people["mixed"])
     response = sign_in.consent(sign_in.authorize_url(), acme.tenant.pk, [globex.toolbox.pk])
     assert response.status_code == 200
@@ -238,16 +291,58 @@ def test_a_tenant_the_member_is_not_in_is_refused(sign_in, globex):
         (ELSEWHERE, f"The resource '{ELSEWHERE}' is not served here: use '{RESOURCE}'."),
     ],
 )
-def test_resource_is_required_and_checked(sign_in, resource, description):
-    response = sign_in.client.get(sign_in.authorize_url(resource=resource))
+def test_resource_is_required_and_checked(verified, resource, description):
+    response = verified.client.get(verified.authorize_url(resource=resource))
     assert response.status_code == 302
     query = query_of(response["Location"])
     assert response["Location"].startswith(REDIRECT_URI)
     assert query == {
         "error": "invalid_target",
         "error_description": description,
-        "state": sign_in.state,
+        "state": verified.state,
     }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "description"),
+    [
+        (
+            {"resource": None},
+            "invalid_target",
+            f"The resource parameter is required: use '{RESOURCE}'.",
+        ),
+        (
+            {"resource": ELSEWHERE},
+            "invalid_target",
+            f"The resource '{ELSEWHERE}' is not served here: use '{RESOURCE}'.",
+        ),
+        (
+            {"code_challenge_method": "plain"},
+            "invalid_request",
+            "The code_challenge_method must be S256.",
+        ),
+        ({"scope": "admin"}, "invalid_scope", None),
+    ],
+)
+def test_an_unverified_clients_errors_stay_here(sign_in, overrides, error, description):
+    """The review's finding: a self-registered client made /oauth/authorize an open
+    redirector (an error went to its redirect URI without the consent page)."""
+    response = sign_in.client.get(sign_in.authorize_url(**overrides))
+    assert response.status_code == 400
+    assert not response.has_header("Location")
+    html = response.content.decode()
+    assert f'<h2 id="error">{error}</h2>' in html
+    if description is not None:
+        assert response.context["error"].description == description
+    assert (
+        response.context["not_sent_back"]
+        == NOT_SENT_BACK.format(host="127.0.0.1:33418")
+        == (
+            "Workbench did not send you back to 127.0.0.1:33418: the client registered itself "
+            "and nobody has verified it."
+        )
+    )
+    assert not OAuthGrant.objects.exists()
 
 
 def test_unregistered_redirect_uri_is_json_and_not_followed(sign_in):
@@ -276,8 +371,8 @@ def test_unknown_client_is_json(sign_in):
         ({"code_challenge_method": None}, "The code_challenge_method must be S256."),
     ],
 )
-def test_pkce_s256_is_required(sign_in, overrides, description):
-    response = sign_in.client.get(sign_in.authorize_url(**overrides))
+def test_pkce_s256_is_required(verified, overrides, description):
+    response = verified.client.get(verified.authorize_url(**overrides))
     query = query_of(response["Location"])
     assert (query["error"], query["error_description"]) == ("invalid_request", description)
 
@@ -307,11 +402,54 @@ def test_wrong_resource_at_the_token_endpoint(sign_in, acme):
     }
 
 
-def test_code_used_twice(sign_in, acme):
+def test_code_used_twice_revokes_what_it_produced(
+    sign_in, acme, django_capture_on_commit_callbacks
+):
+    """The review's finding: the replay was refused but its first tokens kept working
+    (RFC 6749 §4.1.2: revoke the tokens issued from a code used twice)."""
     code = sign_in.code(acme.tenant.pk)
-    assert sign_in.exchange(code).status_code == 200
-    again = sign_in.exchange(code)
+    first = sign_in.exchange(code)
+    assert first.status_code == 200
+    tokens = first.json()
+    checksum = token_checksum(tokens["access_token"])
+    assert token_caller(checksum).refusal == ""
+    before = cache.get(versions.version_key(acme.tenant.pk))
+    with django_capture_on_commit_callbacks(execute=True):
+        again = sign_in.exchange(code)
     assert (again.status_code, again.json()) == (400, {"error": "invalid_grant"})
+    assert token_caller(checksum) is None  # deleted, and the gateway told:
+    assert cache.get(versions.version_key(acme.tenant.pk)) != before
+    assert OAuthGrant.objects.get().revoked_at is not None
+    refused = sign_in.refresh(tokens["refresh_token"])
+    assert (refused.status_code, refused.json()) == (400, {"error": "invalid_grant"})
+
+
+def test_an_unexchanged_code_that_fails_revokes_nothing(sign_in, acme):
+    code = sign_in.code(acme.tenant.pk)
+    wrong = sign_in.exchange(code, code_verifier="x" * 50)
+    assert (wrong.status_code, wrong.json()) == (400, {"error": "invalid_grant"})
+    assert sign_in.exchange(code).status_code == 200
+    assert OAuthGrant.objects.get().revoked_at is None
+
+
+def test_a_code_exchanged_twice_at_once_revokes_the_grant(sign_in, acme):
+    """Both exchanges passed validation; the second to delete the code finds it gone."""
+    from oauth2_provider.models import get_grant_model
+    from oauthlib.common import Request
+    from oauthlib.oauth2.rfc6749.errors import InvalidGrantError
+
+    from accounts.oauth_validator import GrantValidator
+
+    code = sign_in.code(acme.tenant.pk)
+    tokens = sign_in.exchange(code).json()
+    row_client = get_application_model().objects.get(client_id=sign_in.client_id)
+    request = Request("/oauth/token")
+    request.client = row_client
+    assert not get_grant_model().objects.filter(code=code).exists()
+    with pytest.raises(InvalidGrantError):
+        GrantValidator().invalidate_authorization_code(sign_in.client_id, code, request)
+    assert token_caller(token_checksum(tokens["access_token"])) is None
+    assert OAuthGrant.objects.get().revoked_at is not None
 
 
 def test_refresh_rotates(sign_in, acme):
@@ -370,3 +508,50 @@ def test_withdrawn_grant_and_removed_member(sign_in, people, acme):
     assert token_caller(checksum) is None
     assert not AccessToken.objects.filter(scope="mcp").exists()  # (DCR's own token stays)
     assert not RefreshToken.objects.exists()
+
+
+# --- viewers at /mcp ------------------------------------------------------------------------
+
+
+def test_a_member_made_viewer_is_refused_until_made_admin_again(
+    sign_in, people, acme, django_capture_on_commit_callbacks
+):
+    """The role is asked at each request (as membership is): a role change bumps the
+    tenant's version, so every gateway asks again."""
+    tokens = sign_in.tokens(acme.tenant.pk)
+    checksum = token_checksum(tokens["access_token"])
+    membership = Membership.objects.get(user=people["acme_admin"], tenant=acme.tenant)
+    before = cache.get(versions.version_key(acme.tenant.pk))
+    membership.role = "viewer"
+    with django_capture_on_commit_callbacks(execute=True):
+        membership.save()
+    assert cache.get(versions.version_key(acme.tenant.pk)) != before
+    assert token_caller(checksum).refusal == "viewer_role"
+    refused = sign_in.refresh(tokens["refresh_token"])
+    assert (refused.status_code, refused.json()) == (400, {"error": "invalid_grant"})
+    membership.role = "admin"
+    membership.save()
+    assert token_caller(checksum).refusal == ""
+    assert sign_in.refresh(tokens["refresh_token"]).status_code == 200
+
+
+def test_a_viewers_code_is_not_exchanged(sign_in, people, acme):
+    """Made a viewer between consent and exchange: no token."""
+    code = sign_in.code(acme.tenant.pk)
+    Membership.objects.filter(user=people["acme_admin"]).update(role="viewer")
+    response = sign_in.exchange(code)
+    assert (response.status_code, response.json()) == (400, {"error": "invalid_grant"})
+    assert not AccessToken.objects.filter(scope="mcp").exists()
+
+
+def test_operator_created_admin_of_two_tenants_sees_both(sign_in, acme, globex):
+    both = User.objects.create_user("two", password="pw-two-12345", is_staff=True)
+    for tenant in (acme.tenant, globex.tenant):
+        Membership.objects.create(user=both, tenant=tenant, role="admin")
+    sign_in.client.force_login(both)
+    page = sign_in.client.get(sign_in.authorize_url())
+    assert set(dict(page.context["form"].fields["tenant"].choices)) == {
+        acme.tenant.pk,
+        globex.tenant.pk,
+    }
+    assert page.context["viewer_of"] == []

@@ -14,7 +14,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,6 +53,9 @@ class Chromium:
     executor: ThreadPoolExecutor
     browser: Any
     screenshots: Path
+    # What the browser said about the Content-Security-Policy (a refused script or style):
+    # each test must end with none (`no_csp_violations`).
+    csp_violations: list[str] = field(default_factory=list)
 
     def run(self, step: Callable[..., T], *args: Any) -> T:
         """Run one browser step on the browser's own thread and wait for it (bounded)."""
@@ -64,9 +67,15 @@ class Chromium:
                 base_url=base_url, viewport={"width": 1280, "height": 900}
             )
             context.set_default_timeout(15_000)
-            return context.new_page()
+            page = context.new_page()
+            page.on("console", self._note_csp)
+            return page
 
         return self.run(make)
+
+    def _note_csp(self, message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(message.text)
 
     def shot(self, page: Any, name: str) -> Path:
         path = self.screenshots / f"{re.sub(r'[^a-z0-9-]+', '-', name.lower())}.png"
@@ -99,6 +108,16 @@ def chromium() -> Iterator[Chromium]:
         executor.submit(browser.close).result(STEP_TIMEOUT)
         executor.submit(playwright.stop).result(STEP_TIMEOUT)
         executor.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violations(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The admin works under its Content-Security-Policy: the browser refused nothing."""
+    yield
+    if "chromium" in request.fixturenames:
+        chromium = request.getfixturevalue("chromium")
+        found, chromium.csp_violations[:] = list(chromium.csp_violations), []
+        assert not found, f"Content-Security-Policy violations: {found}"
 
 
 @pytest.fixture

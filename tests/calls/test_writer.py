@@ -1,9 +1,8 @@
 """calls.writer.save_batch: the gateway's door into the call log. Payloads are kept only
-for tenants that opted in, capped, with the server's secret values redacted."""
+for tenants that opted in, capped, redacted by the serving connections' redactors."""
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -13,12 +12,15 @@ import pytest
 from calls.models import CallRecord, PayloadCapture
 from calls.writer import save_batch
 from mcp_gateway.calllog import CallEntry
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from mcp_gateway.failures import Redactor
+from toolboxes.models import ApiKey, Tenant, Toolbox
 
 SECRET = "sk-live-0123456789abcdef"
 
 
-def entry(tenant: Tenant, arguments: Any, text: str) -> CallEntry:
+def entry(
+    tenant: Tenant, arguments: Any, text: str, redactors: tuple[Redactor, ...] = ()
+) -> CallEntry:
     return CallEntry(
         at=time.time(),
         tenant_id=tenant.pk,
@@ -37,6 +39,7 @@ def entry(tenant: Tenant, arguments: Any, text: str) -> CallEntry:
         toolbox="dev",
         server="fs",
         tool="echo",
+        redactors=redactors,
     )
 
 
@@ -44,10 +47,7 @@ def entry(tenant: Tenant, arguments: Any, text: str) -> CallEntry:
 def tenant(db: None, settings: Any) -> Tenant:
     settings.WORKBENCH_CALL_LOG_PAYLOAD_BYTES = 200
     tenant = Tenant.objects.create(slug="acme")
-    toolbox = Toolbox.objects.create(tenant=tenant, name="dev", description="dev")
-    Server.objects.create(
-        toolbox=toolbox, name="fs", command=sys.executable, env={"API_TOKEN": SECRET}
-    )
+    Toolbox.objects.create(tenant=tenant, name="dev", description="dev")
     return tenant
 
 
@@ -65,10 +65,23 @@ def test_payloads_are_not_kept_without_the_opt_in(tenant: Tenant) -> None:
 
 def test_opted_in_payloads_are_capped_and_redacted(tenant: Tenant) -> None:
     PayloadCapture.objects.create(tenant=tenant)
-    save_batch([entry(tenant, {"text": f"token {SECRET}"}, "y" * 500)])
+    save_batch([entry(tenant, {"text": f"token {SECRET}"}, "y" * 500, (Redactor([SECRET]),))])
     row = CallRecord.objects.get()
-    assert SECRET not in row.arguments and "[redacted]" in row.arguments
+    assert row.arguments == '{"text": "token [redacted]"}'
     assert row.result.endswith("more characters]") and len(row.result) < 260
+
+
+def test_an_opens_payload_is_redacted_by_all_its_servers_redactors_at_once(
+    tenant: Tenant,
+) -> None:
+    """An open's tool list holds every server's text: one server's secret containing
+    another's is replaced whole, whichever server it came from."""
+    PayloadCapture.objects.create(tenant=tenant)
+    longer = f"{SECRET}-and-more"
+    redactors = (Redactor([SECRET]), Redactor([longer]), Redactor(['say "hi"\\now']))
+    save_batch([entry(tenant, {}, f'{longer} {SECRET} say "hi"\\now', redactors)])
+    row = CallRecord.objects.get()
+    assert '"text":"[redacted] [redacted] [redacted]"' in row.result
 
 
 def test_a_deleted_key_or_tenant_fails_no_batch(tenant: Tenant) -> None:

@@ -6,9 +6,11 @@ with `amake_setup` and `TenantSetup.atoolbox`/`afixture_server`: the ORM refuses
 an event loop.
 """
 
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import environ
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
@@ -56,10 +58,12 @@ def module_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
 def ensure_test_database() -> Any:
     """pytest-django makes the test database only when a collected test asks for it by a
     fixture or marker; a module sharing a world, run on its own, asks for none. Make it
-    then (and return what `teardown_databases` needs); None when it is there already."""
-    test_name = connection.settings_dict["TEST"].get("NAME") or (
-        TEST_DATABASE_PREFIX + connection.settings_dict["NAME"]
-    )
+    then (and return what `teardown_databases` needs); None when it is there already.
+    (Its name derives from the configured database's, not from the current one's: that is
+    the test database's already, and a second one made after it would make the process's
+    gateways another installation, refused by their uid claims.)"""
+    configured = environ.Env.db_url_config(os.environ["DATABASE_URL"])["NAME"]
+    test_name = connection.settings_dict["TEST"].get("NAME") or (TEST_DATABASE_PREFIX + configured)
     if connection.settings_dict["NAME"] == test_name:
         return None
     return setup_databases(verbosity=0, interactive=False, aliases={DEFAULT_DB_ALIAS})

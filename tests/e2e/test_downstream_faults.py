@@ -15,6 +15,7 @@ from tests.harness.net import free_port, listening
 from tests.harness.paths import SERVERS
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, raw_rpc, text_of, use
+from tests.harness.tenant_dirs import tenant_dir
 from tests.harness.waits import eventually, wait_until
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
@@ -111,6 +112,12 @@ async def test_a_result_over_the_size_limit_is_a_clear_error(live_gateway, amake
     assert text_of(again) == "x" * 10  # the connection is still good
 
 
+@pytest.fixture
+def shown_dir() -> Path:
+    """A directory a sandbox may be shown (pytest's tmp_path lies below a 0700 one)."""
+    return tenant_dir("acme")
+
+
 def sandbox_writable(path: Path, setup: TenantSetup) -> list[dict[str, object]]:
     """A writable sandbox mount of `path` (for the marker files), owned by the tenant's uid."""
     os.chown(path, settings.WORKBENCH_SANDBOX_UID_BASE + setup.tenant.pk, -1)
@@ -118,12 +125,12 @@ def sandbox_writable(path: Path, setup: TenantSetup) -> list[dict[str, object]]:
 
 
 async def test_a_client_that_goes_away_cancels_the_downstream_call(
-    live_gateway, amake_setup, tmp_path
+    live_gateway, amake_setup, shown_dir
 ):
-    marker = tmp_path / "cancelled"
+    marker = shown_dir / "cancelled"
     setup = await amake_setup()
     await setup.afixture_server(
-        await setup.atoolbox("dev"), "waiter", mounts=sandbox_writable(tmp_path, setup)
+        await setup.atoolbox("dev"), "waiter", mounts=sandbox_writable(shown_dir, setup)
     )
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)
@@ -139,7 +146,7 @@ async def test_a_client_that_goes_away_cancels_the_downstream_call(
         )
         assert opened.status_code == 200
         call = use("dev", "waiter", "wait_cancel", {"marker": str(marker)})
-        started = tmp_path / "cancelled.started"
+        started = shown_dir / "cancelled.started"
         async with anyio.create_task_group() as group:
 
             async def call_then_go_away() -> None:
@@ -298,13 +305,13 @@ async def test_a_server_that_dies_while_idle_is_replaced_on_the_next_call(
 
 
 async def test_a_client_that_cancels_its_call_cancels_the_downstream_call(
-    live_gateway, amake_setup, tmp_path
+    live_gateway, amake_setup, shown_dir
 ):
-    marker = tmp_path / "cancelled"
-    started = tmp_path / "cancelled.started"
+    marker = shown_dir / "cancelled"
+    started = shown_dir / "cancelled.started"
     setup = await amake_setup()
     await setup.afixture_server(
-        await setup.atoolbox("dev"), "waiter", mounts=sandbox_writable(tmp_path, setup)
+        await setup.atoolbox("dev"), "waiter", mounts=sandbox_writable(shown_dir, setup)
     )
     async with live_gateway.session(setup.key) as session:
         await open_dev(session)

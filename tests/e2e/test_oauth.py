@@ -121,7 +121,7 @@ def acme(make_setup, settings):
     setup.fixture_server(dev, "fixture")
     setup.toolbox("ops")
     user = User.objects.create_user("ada", password=PASSWORD, is_staff=True)
-    Membership.objects.create(user=user, tenant=setup.tenant, role="viewer")
+    Membership.objects.create(user=user, tenant=setup.tenant, role="admin")
     setup.member = Member("ada", setup.tenant.pk, [dev.pk])
     return setup
 
@@ -271,6 +271,29 @@ async def test_refusals_of_a_token(live_gateway, acme, issued):
     assert_refused(
         await post_initialize(url, token), "invalid_token", "The access token is not valid.", base
     )
+
+
+async def test_a_viewer_is_refused(live_gateway, acme, issued):
+    """A member made a viewer may not use /mcp (it runs the tenant's tools): refused at
+    its next request, and served again once made an admin."""
+    url, base = live_gateway.url, live_gateway.url.removesuffix("/mcp")
+    token = issued["access_token"]
+    async with live_gateway.session(token) as session:
+        assert payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))["tools"]
+        assert text_of(await session.call_tool("use_tool", ECHO)) == "hi"
+    membership = await Membership.objects.aget(user__username="ada")
+    membership.role = "viewer"  # as the admin's role change saves it
+    await membership.asave()
+    assert_refused(
+        await post_initialize(url, token),
+        "viewer_role",
+        "The signed-in user is a viewer of the access token's tenant: only its admins may "
+        "use /mcp.",
+        base,
+    )
+    membership.role = "admin"
+    await membership.asave()
+    assert (await post_initialize(url, token)).status_code == 200
 
 
 async def test_expired_token(live_gateway, acme, issued):

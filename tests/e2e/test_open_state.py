@@ -71,7 +71,7 @@ async def test_another_key_of_the_same_tenant_has_not_opened_it(live_gateway, ac
 
 def open_entries(live_gateway) -> list[str]:
     backend = live_gateway.gateway.shared.backend  # the embedded store (diskcache)
-    return [key for key in backend._cache if "wb:open:" in key]
+    return [key for key in backend._cache if ":open:" in key]
 
 
 async def test_random_session_ids_create_nothing_in_the_store(live_gateway, acme):
@@ -92,6 +92,6 @@ async def test_random_session_ids_create_nothing_in_the_store(live_gateway, acme
             # Opened, or refused by the open rate limit: neither creates an entry.
             assert '\\"servers_connected\\": 1' in answer.text or "RATE_LIMITED" in answer.text
     after = set(open_entries(live_gateway))
-    mine = f":1:wb:open:key:{acme.api_key.pk}:dev"
+    mine = ":1:" + live_gateway.gateway.open_toolboxes._entry(f"key:{acme.api_key.pk}", "dev")
     assert mine in after
     assert after - before <= {mine}

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from tests.harness.results import payload, text_of, use
+from tests.harness.tenant_dirs import tenant_dir
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
 # the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
@@ -32,11 +33,11 @@ async def add_server(setup, toolbox, name, command, *args, **fields):
     return server
 
 
-async def test_time_and_git_from_pypi(live_gateway, amake_setup, tmp_path):
-    repo = tmp_path / "repo"
+async def test_time_and_git_from_pypi(live_gateway, amake_setup):
+    setup = await amake_setup()
+    repo = tenant_dir(setup.tenant.slug) / "repo"  # a directory its servers may be shown
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    setup = await amake_setup()
     toolbox = await setup.atoolbox("dev")
     await add_server(setup, toolbox, "time", sys.executable, "-m", "mcp_server_time", position=0)
     await add_server(
@@ -70,19 +71,20 @@ async def test_time_and_git_from_pypi(live_gateway, amake_setup, tmp_path):
 
 
 @needs_node
-async def test_memory_and_filesystem_from_npm(live_gateway, amake_setup, tmp_path):
-    (tmp_path / "hello.txt").write_text("hello from the filesystem server")
+async def test_memory_and_filesystem_from_npm(live_gateway, amake_setup):
     setup = await amake_setup()
+    shown = tenant_dir(setup.tenant.slug)  # a directory its servers may be shown
+    (shown / "hello.txt").write_text("hello from the filesystem server")
     # A writable mount must be writable by the tenant's own uid in the sandbox.
-    os.chown(tmp_path, settings.WORKBENCH_SANDBOX_UID_BASE + setup.tenant.pk, -1)
+    os.chown(shown, settings.WORKBENCH_SANDBOX_UID_BASE + setup.tenant.pk, -1)
     toolbox = await setup.atoolbox("dev")
     await add_server(
         setup,
         toolbox,
         "memory",
         str(NODE_BIN / "mcp-server-memory"),
-        env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")},
-        mounts=[{"path": str(tmp_path), "writable": True}],  # the sandbox shows only this
+        env={"MEMORY_FILE_PATH": str(shown / "memory.jsonl")},
+        mounts=[{"path": str(shown), "writable": True}],  # the sandbox shows only this
         position=0,
     )
     await add_server(
@@ -90,7 +92,7 @@ async def test_memory_and_filesystem_from_npm(live_gateway, amake_setup, tmp_pat
         toolbox,
         "filesystem",
         str(NODE_BIN / "mcp-server-filesystem"),
-        str(tmp_path),
+        str(shown),
         position=1,
     )
     async with live_gateway.session(setup.key) as session:
@@ -111,6 +113,6 @@ async def test_memory_and_filesystem_from_npm(live_gateway, amake_setup, tmp_pat
         assert "Ada" in json.dumps(graph.model_dump(mode="json"))
         read = await session.call_tool(
             "use_tool",
-            use("dev", "filesystem", "read_text_file", {"path": str(tmp_path / "hello.txt")}),
+            use("dev", "filesystem", "read_text_file", {"path": str(shown / "hello.txt")}),
         )
         assert "hello from the filesystem server" in text_of(read)

@@ -22,6 +22,7 @@ from tests.harness.live import TenantSetup
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import http_fixture_process
+from tests.harness.tenant_dirs import tenant_dir
 
 # Between the gateway and its downstream servers (processes, networks): the same whatever
 # the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
@@ -183,17 +184,19 @@ async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gat
 
 @pytest.fixture
 def demo(transactional_db, tmp_path):
-    """`make run`'s demo, its repository made outside the project directory."""
+    """`make run`'s demo, its repository made outside the project directory (in one the
+    sandbox may show: not below tmp_path's 0700 parent)."""
     out = StringIO()
+    data_dir = tenant_dir("demo") / "demo"
     call_command(
         "setup_demo",
         "--data-dir",
-        str(tmp_path / "demo"),
+        str(data_dir),
         "--credentials",
         str(tmp_path / "credentials.json"),
         stdout=out,
     )
-    return re.search(r"Demo API key: (\S+)", out.getvalue()).group(1), tmp_path / "demo" / "repo"
+    return re.search(r"Demo API key: (\S+)", out.getvalue()).group(1), data_dir / "repo"
 
 
 async def test_the_demo_toolbox_works_in_the_sandbox(live_gateway, demo):

@@ -4,13 +4,21 @@ import sys
 
 from mcp_gateway.check import check_server_sync
 from mcp_gateway.config import ServerConfig
+from mcp_gateway.sandbox import SandboxSpec
+from mcp_gateway.sandbox_paths import tenant_roots
 from tests.harness.paths import SHIFTING_SERVER
+from tests.harness.tenant_dirs import tenant_dir
 
 
-def test_a_server_that_connects_lists_its_tools(tmp_path):
-    (tmp_path / "d.txt").write_text("Delete nothing")
+def test_a_server_that_connects_lists_its_tools():
+    shown = tenant_dir("acme")  # a file the sandbox may show: under the tenant's root
+    (shown / "d.txt").write_text("Delete nothing")
     server = ServerConfig(
-        "fs", "stdio", command=sys.executable, args=(SHIFTING_SERVER, str(tmp_path / "d.txt"))
+        "fs",
+        "stdio",
+        command=sys.executable,
+        args=(SHIFTING_SERVER, str(shown / "d.txt")),
+        sandbox=SandboxSpec(roots=tenant_roots("acme")),
     )
     result = check_server_sync(server, "acme/dev/fs")
     assert result.ok and result.reason == ""

@@ -75,3 +75,44 @@ def test_a_star_turns_it_off_and_a_wrong_content_type_is_left_to_the_sdk():
         is None
     )
     assert HostCheck(ALLOWED).refusal({"method": "GET"}, foreign) == (421, b"Invalid Host header")
+
+
+@pytest.mark.parametrize(
+    ("raw", "answer"),
+    [
+        ([(b"origin", b"http://evil.example"), (b"origin", b"http://localhost")], 403),
+        ([(b"origin", b"http://localhost"), (b"origin", b"http://localhost")], 403),
+        ([(b"host", b"evil.example"), (b"host", b"localhost")], 421),
+        ([(b"host", b"localhost"), (b"host", b"localhost")], 421),
+    ],
+)
+def test_a_header_sent_twice_gets_a_bad_ones_answer(raw, answer):
+    """Issue 20: a header mapping keeps the last one, so a good last Origin vouched for a
+    bad first one. The same answer as a bad one, whatever the values."""
+    raw = [(b"content-type", b"application/json"), *raw]
+    if not any(name == b"host" for name, _ in raw[1:]):
+        raw.append((b"host", b"localhost"))
+    bodies = {421: b"Invalid Host header", 403: b"Invalid Origin header"}
+    check = HostCheck(ALLOWED)
+    assert check.refusal({"method": "POST", "headers": raw}, dict(raw)) == (answer, bodies[answer])
+
+
+@pytest.mark.parametrize(
+    ("host", "vouched"),
+    [
+        ("localhost", "localhost"),
+        ("localhost:8000", "localhost:8000"),
+        ("[::1]:8000", "[::1]:8000"),
+        ("gw.example.com", "gw.example.com"),
+        ("localhost:", None),
+        ("localhost:x:y", None),  # accepted by the Host check (as the SDK's), named never
+        ("127.0.0.1:1/evil#", None),
+        ("localhost:١٢٣", None),  # digits, but not ASCII ones
+        ("localhost:123456", None),
+        ("evil.example", None),
+        ("", None),
+    ],
+)
+def test_only_an_allowed_host_with_at_most_a_port_is_named_back(host, vouched):
+    assert HostCheck(ALLOWED).vouched_host(host) == vouched
+    assert HostCheck(["*"]).vouched_host(host) is None  # with the check off, any would do

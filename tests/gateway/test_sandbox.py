@@ -22,6 +22,7 @@ from mcp_gateway.sandbox import (
     probe,
     sandbox_argv,
 )
+from tests.harness.tenant_dirs import tenant_dir
 
 PROJECT = str(Path(__file__).resolve().parents[2])
 VENV_PYTHON = str(Path(PROJECT) / ".venv" / "bin" / "python")
@@ -69,10 +70,12 @@ def test_the_gateways_files_named_as_arguments_are_not_bound():
     assert found == []
 
 
-def test_absolute_paths_outside_the_gateway_are_bound_read_only(tmp_path):
-    (tmp_path / "data").mkdir()
-    found = command_files("/usr/bin/ls", [str(tmp_path / "data"), "relative"], None, ())
-    assert found == [str(tmp_path / "data")]
+def test_absolute_paths_under_the_tenants_directory_are_bound_read_only():
+    root = tenant_dir("acme")  # elsewhere: refused (tests/gateway/test_sandbox_paths.py)
+    (root / "data").mkdir()
+    args = [str(root / "data"), "relative"]
+    found = command_files("/usr/bin/ls", args, None, (), roots=[str(root)])
+    assert found == [str(root / "data")]
 
 
 def test_mounts_network_off_and_limits():

@@ -132,3 +132,50 @@ def test_uvicorns_httptools_protocol_still_has_what_the_bounded_one_overrides():
         )
     assert "msg" in inspect.signature(HttpToolsProtocol.send_400_response).parameters
     assert "h11_max_incomplete_event_size" in inspect.signature(Config).parameters
+
+
+def test_the_sdks_otel_middleware_is_still_what_telemetry_brings_back():
+    """telemetry.Telemetry.middlewares imports mcp.server._otel.OpenTelemetryMiddleware (a
+    private module) when spans are exported, in place of the SDK's default middleware that
+    mcp_gateway/server.py replaces: it must still be there, still be that default, take no
+    arguments, and still wrap each request in the current span that telemetry._annotate_span
+    adds the gateway's attributes to."""
+    from mcp.server import _otel as server_otel
+    from mcp.server.context import ServerMiddleware
+    from mcp.server.lowlevel import Server
+
+    middleware = getattr(server_otel, "OpenTelemetryMiddleware", None)
+    assert middleware is not None, (
+        "mcp.server._otel.OpenTelemetryMiddleware is gone: see telemetry.Telemetry.middlewares"
+    )
+    assert ServerMiddleware in middleware.__mro__, (
+        "mcp.server._otel.OpenTelemetryMiddleware is no longer a ServerMiddleware: "
+        "see telemetry.Telemetry.middlewares"
+    )
+    assert [type(m) for m in Server("pin").middleware] == [middleware], (
+        "the SDK Server's default middleware is no longer OpenTelemetryMiddleware alone: "
+        "see mcp_gateway/server.py, which replaces it, and telemetry.Telemetry.middlewares"
+    )
+    assert shape(middleware) == ([], False), (
+        f"OpenTelemetryMiddleware() changed its signature to {inspect.signature(middleware)}: "
+        "see telemetry.Telemetry.middlewares"
+    )
+    assert shape(middleware.__call__) == (
+        [
+            ("self", "POSITIONAL_OR_KEYWORD", False),
+            ("ctx", "POSITIONAL_OR_KEYWORD", False),
+            ("call_next", "POSITIONAL_OR_KEYWORD", False),
+        ],
+        True,
+    ), f"OpenTelemetryMiddleware.__call__ is now {inspect.signature(middleware.__call__)}"
+    source = inspect.getsource(middleware.__call__)
+    assert "otel_span(" in source and "SpanKind.SERVER" in source, (
+        "OpenTelemetryMiddleware no longer opens a server span around the request: "
+        "telemetry._annotate_span would annotate no span of its own"
+    )
+    from mcp.shared._otel import otel_span
+
+    assert "start_as_current_span(" in inspect.getsource(otel_span), (
+        "mcp.shared._otel.otel_span no longer makes its span current: "
+        "telemetry._annotate_span (trace.get_current_span) would miss it"
+    )

@@ -90,6 +90,8 @@ class Deployment:
                 "DATABASE_URL": f"sqlite:///{self.workdir / DATABASE}",
                 "CACHE_URL": self.cache_url,
                 "WORKBENCH_STORE_DIR": str(self.workdir / "store"),
+                # Its database is an installation of its own: so are its uid claims.
+                "WORKBENCH_SANDBOX_UID_CLAIMS_DIR": str(self.workdir / "uid-claims"),
                 "SECRET_KEY": "process-test",
                 "ENCRYPTION_KEYS": TEST_FERNET_KEY,
                 "DJANGO_SETTINGS_MODULE": "workbench_site.settings",

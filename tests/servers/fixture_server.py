@@ -12,7 +12,8 @@ error), `shout` (prints to stderr), `raise_code` (a JSON-RPC error of the given 
 and `message`), `leak` (prints the values of the env variables `names` to stderr), and
 `--tools N` more named `tool_000`, ... listed `--page-size` at a time, with descriptions
 of `--description-size` bytes. `--leak-env NAME` prints NAME's value to stderr at start
-(before `--exit-at-start`).
+(before `--exit-at-start`); `--print-args` prints its own arguments there, as many servers'
+start-up banners do.
 """
 
 from __future__ import annotations
@@ -213,6 +214,7 @@ async def main() -> None:
     parser.add_argument("--exit-at-start", action="store_true")
     parser.add_argument("--crash-on-call", action="store_true")
     parser.add_argument("--garbage-at-start", action="store_true")
+    parser.add_argument("--print-args", action="store_true")
     parser.add_argument(
         "--stubborn",
         action="store_true",
@@ -228,6 +230,8 @@ async def main() -> None:
     if args.garbage_at_start:
         print("Starting fixture server... (a banner on stdout, as some servers print)")
         sys.stdout.flush()
+    if args.print_args:
+        print(f"fixture server started with {' '.join(sys.argv[1:])}", file=sys.stderr, flush=True)
     for variable in args.leak_env:
         print(f"token={os.environ.get(variable, '')}", file=sys.stderr, flush=True)
     if args.exit_at_start:

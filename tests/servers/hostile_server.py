@@ -3,7 +3,19 @@
     python tests/servers/hostile_server.py
 
 Tools: `escape` (every attempt below, as JSON: {attempt: {"escaped": bool, "detail": str}}),
-`burn` (spins the CPU until a limit stops it), `whoami` (uid, pid, HOME).
+`burn` (spins the CPU until a limit stops it), `whoami` (uid, pid, HOME), and for the
+network and memory bounds (issue 20):
+
+- `connect` (`targets`: [[host, port], ...], `timeout` s): {"host:port": outcome}, the
+  outcome `connected` or the errno's name (`ECONNREFUSED`, `EHOSTUNREACH`, `ENETUNREACH`,
+  `timeout`), so that a refusal is told from a silence;
+- `fill` (`mib`): writes up to that many MiB to /tmp and to HOME, keeping the files, and
+  says where each stopped and why: {"/tmp": {"written_mib": float, "stopped": str}, ...};
+- `map` (`mib`): maps that many MiB of shared anonymous memory (`MAP_SHARED`, which
+  RLIMIT_DATA does not count) and touches every page; past the memory limit it dies;
+- `swap` (`path`, `target`): replaces `path` (a directory in a writable mount) with a
+  symlink to `target` (a path it cannot see: the gateway's own, another tenant's), for the
+  next server whose mount names `path` to follow (refused: mcp_gateway.sandbox_paths).
 
 `escape` arguments: `victim_pid` (tenant B's server, as the host numbers it), `secret`
 (a value from tenant B's env), `files` (the gateway's files to read: env file, database,
@@ -13,7 +25,9 @@ Tools: `escape` (every attempt below, as JSON: {attempt: {"escaped": bool, "deta
 
 from __future__ import annotations
 
+import errno
 import json
+import mmap
 import os
 import signal
 import socket
@@ -160,7 +174,8 @@ def hog() -> None:
 def open_socket(port: int) -> dict[str, Any]:
     details = []
     escaped = False
-    for host, target_port in (("127.0.0.1", port), ("1.1.1.1", 53)):
+    # Loopback only: a test never sends traffic to an outside address.
+    for host, target_port in (("127.0.0.1", port), ("127.0.0.2", port)):
         try:
             with socket.create_connection((host, target_port), timeout=3):
                 escaped = True
@@ -168,6 +183,56 @@ def open_socket(port: int) -> dict[str, Any]:
         except OSError as exc:
             details.append(f"{host}:{target_port}: {exc.strerror or exc}")
     return attempt(escaped, "; ".join(details))
+
+
+MIB = 1024 * 1024
+
+
+def connect(targets: list[list[Any]], timeout: float) -> dict[str, str]:
+    """Each target's outcome: `connected`, or why not (the errno's name)."""
+    outcomes = {}
+    for host, port in targets:
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                outcome = "connected"
+        except TimeoutError:
+            outcome = "timeout"
+        except OSError as exc:
+            outcome = errno.errorcode.get(exc.errno or 0, str(exc))
+        outcomes[f"{host}:{port}"] = outcome
+    return outcomes
+
+
+def fill(mib: int) -> dict[str, dict[str, Any]]:
+    """Write `mib` MiB to a file in /tmp and one in HOME (kept: the pages stay in use)."""
+    block = b"x" * MIB
+    report = {}
+    for name, directory in (("/tmp", "/tmp"), ("HOME", os.environ.get("HOME", "/nonexistent"))):
+        written = 0
+        stopped = "wrote it all"
+        try:
+            with open(os.path.join(directory, "fill"), "wb", buffering=0) as handle:
+                while written < mib * MIB:
+                    written += handle.write(block)
+        except OSError as exc:
+            stopped = f"{errno.errorcode.get(exc.errno or 0, '?')}: {exc.strerror}"
+        report[name] = {"written_mib": round(written / MIB, 2), "stopped": stopped}
+    return report
+
+
+def map_shared(mib: int) -> dict[str, Any]:
+    """Touch `mib` MiB of MAP_SHARED anonymous memory (shmem: tmpfs pages, no rlimit)."""
+    mapped = mmap.mmap(-1, mib * MIB, flags=mmap.MAP_SHARED)
+    for offset in range(0, mib * MIB, mmap.PAGESIZE):
+        mapped[offset] = 1
+    return {"touched_mib": mib}
+
+
+def swap(path: str, target: str) -> dict[str, Any]:
+    """Move the directory `path` aside and leave a symlink to `target` in its place."""
+    os.rename(path, f"{path}.moved")
+    os.symlink(target, path)
+    return {"swapped": path, "to": os.readlink(path)}
 
 
 def escape(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -196,6 +261,10 @@ def build() -> Server:
                 types.Tool(name="burn", description="Spin the CPU", input_schema=schema),
                 types.Tool(name="hog", description="Allocate until it dies", input_schema=schema),
                 types.Tool(name="whoami", description="uid, pid, HOME", input_schema=schema),
+                types.Tool(name="connect", description="Connect to targets", input_schema=schema),
+                types.Tool(name="fill", description="Fill /tmp and HOME", input_schema=schema),
+                types.Tool(name="map", description="Touch shared memory", input_schema=schema),
+                types.Tool(name="swap", description="A symlink for a dir", input_schema=schema),
             ]
         )
 
@@ -208,6 +277,15 @@ def build() -> Server:
                 pass
         elif params.name == "hog":
             hog()
+        elif params.name == "connect":
+            targets, timeout = arguments["targets"], float(arguments.get("timeout", 3))
+            report = await anyio.to_thread.run_sync(connect, targets, timeout)
+        elif params.name == "fill":
+            report = await anyio.to_thread.run_sync(fill, int(arguments["mib"]))
+        elif params.name == "map":
+            report = map_shared(int(arguments["mib"]))
+        elif params.name == "swap":
+            report = swap(arguments["path"], arguments["target"])
         else:
             report = {"uid": os.getuid(), "pid": os.getpid(), "home": os.environ.get("HOME")}
         text = json.dumps(report)

@@ -48,7 +48,7 @@ def test_debug_runs_with_development_defaults():
     assert done.stdout.split() == [
         "True",
         "django.db.backends.sqlite3",
-        "diskcache.DjangoCache",
+        "mcp_gateway.store.EmbeddedCache",
     ]
 
 
@@ -64,5 +64,29 @@ def test_database_and_cache_come_from_their_urls():
     assert done.stdout.split() == [
         "False",
         "django.db.backends.postgresql",
-        "django.core.cache.backends.redis.RedisCache",
+        "mcp_gateway.store.JsonRedisCache",  # Django's, keeping JSON: never its pickles
     ]
+
+
+@pytest.mark.parametrize(
+    ("url", "backend"),
+    [
+        ("filecache:///tmp/wb-cache", "django.core.cache.backends.filebased.FileBasedCache"),
+        ("dbcache://wb_cache", "django.core.cache.backends.db.DatabaseCache"),
+        ("pymemcache://127.0.0.1:11211", "django.core.cache.backends.memcached.PyLibMCCache"),
+    ],
+)
+def test_a_cache_that_would_unpickle_what_it_reads_is_refused(url, backend):
+    done = load_settings(DEBUG="true", CACHE_URL=url)
+    assert done.returncode != 0
+    assert (
+        f"django.core.exceptions.ImproperlyConfigured: CACHE_URL names a cache ({backend}) "
+        "that would unpickle what it reads: use redis://:password@host:6379/0 (values kept "
+        "as JSON), or leave CACHE_URL unset for the embedded store."
+    ) in done.stderr
+
+
+def test_local_memory_stays_allowed():
+    done = load_settings(DEBUG="true", CACHE_URL="locmemcache://")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "django.core.cache.backends.locmem.LocMemCache"

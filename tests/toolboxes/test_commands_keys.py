@@ -86,3 +86,41 @@ def test_revoke_refuses_unknown_and_wrong_keys(tenant):
             run("revoke_api_key", given)
     api_key.refresh_from_db()
     assert api_key.revoked_at is None
+
+
+@pytest.mark.parametrize(
+    "spelling", ["wb_{prefix}", "wb_{prefix}_…", "wb_{prefix}_...", " wb_{prefix} "]
+)
+def test_revoke_takes_the_prefix_as_the_admin_and_the_command_show_it(tenant, spelling):
+    """The admin's key column reads `wb_hine7dh5_…`, this command's own output `wb_…_…`:
+    either, copied as it is, names the key (issue 20)."""
+    api_key, _ = ApiKey.issue(tenant)
+    given = spelling.format(prefix=api_key.prefix)
+    assert run("revoke_api_key", given) == (
+        f"Revoked API key wb_{api_key.prefix}_… of tenant 'acme'.\n"
+    )
+    api_key.refresh_from_db()
+    assert api_key.revoked_at is not None
+
+
+NOT_A_KEY = (
+    "Give the key's 8-character prefix (as the admin shows it, wb_xxxxxxxx) or the whole wb_… key."
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("wb_zzzz9999", "No API key with prefix 'zzzz9999' matches."),
+        ("wb_zzzz999", NOT_A_KEY),
+        ("wb_ZZZZ9999", NOT_A_KEY),
+        ("xx_zzzz9999", NOT_A_KEY),
+    ],
+)
+def test_revoke_refuses_what_names_no_key_saying_why(tenant, given, message):
+    api_key, _ = ApiKey.issue(tenant)
+    with pytest.raises(CommandError) as refused:
+        run("revoke_api_key", given)
+    assert str(refused.value) == message
+    api_key.refresh_from_db()
+    assert api_key.revoked_at is None

@@ -111,6 +111,9 @@ def test_the_configurations_follow_each_clients_format(admin_client, tenant):
     }
     assert f'headers = {{"Authorization": "Bearer {key}"}}' in blocks["python"]
     assert f'streamable_http_client("{URL}", http_client=http)' in blocks["python"]
+    # Long enough for a cold server (httpx2's default 5 s is not: tests/e2e/test_snippets.py).
+    assert "timeout = httpx2.Timeout(30, read=300)" in blocks["python"]
+    assert "httpx2.AsyncClient(headers=headers, timeout=timeout) as http" in blocks["python"]
     compile(blocks["python"], "snippet.py", "exec")  # valid Python
     assert f'new StreamableHTTPClientTransport(new URL("{URL}")' in blocks["typescript"]
     assert f'headers: {{ Authorization: "Bearer {key}" }}' in blocks["typescript"]

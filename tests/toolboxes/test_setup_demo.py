@@ -6,12 +6,14 @@ from io import StringIO
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from tests.harness.tenant_dirs import tenant_dir
 from toolboxes.models import ApiKey, Server, Tenant
 
 
 def run(credentials) -> str:
     out = StringIO()
-    data_dir = credentials.parent / "demo-data"  # never the machine's /var/tmp
+    # Never the machine's /var/tmp, nor below tmp_path's 0700 parent (refused as a mount).
+    data_dir = tenant_dir("demo") / "demo-data"
     call_command(
         "setup_demo", "--credentials", str(credentials), "--data-dir", str(data_dir), stdout=out
     )

@@ -6,13 +6,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from toolboxes.config_format import dumps
+from toolboxes.management.commands.export_config import write_owner_only
 from toolboxes.registry import export_catalog
 
 
 class Command(BaseCommand):
     help = (
-        "Write the catalog as JSON (env and header values decrypted: keep the file safe); "
-        "import_catalog reads it back."
+        "Write the catalog as JSON (env and header values decrypted: the file is made "
+        "readable by its owner alone); import_catalog reads it back."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -21,6 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         text = dumps(export_catalog())
         if options["output"]:
-            Path(options["output"]).write_text(text, encoding="utf-8")
+            # 0600 from creation (an existing file is made so first): it holds secrets.
+            write_owner_only(Path(options["output"]), text)
         else:
             self.stdout.write(text, ending="")

@@ -159,7 +159,9 @@ class Command(BaseCommand):
                     "from mcp.client.streamable_http import streamable_http_client",
                     "async def main():",
                     f"    headers = {{'Authorization': 'Bearer {api_key}'}}",
-                    "    async with httpx2.AsyncClient(headers=headers) as http, \\",
+                    "    timeout = httpx2.Timeout(30, read=300)  # a cold server starts in seconds",
+                    "    async with httpx2.AsyncClient(headers=headers, timeout=timeout)"
+                    " as http, \\",
                     f"            streamable_http_client('{base}/mcp', http_client=http)"
                     " as (read, write), ClientSession(read, write) as session:",
                     "        print((await session.initialize()).instructions)",

@@ -1,0 +1,62 @@
+"""This database's installation: a random id, made on first use, that no other database has.
+
+What outlives a database or is shared beyond it names a database's rows by it: entries of
+the shared store (`mcp_gateway.store.installation_prefix`: a new database whose key 1 is
+another tenant's must not find what the old key 1 opened), and the host's claim of a
+sandbox uid range (`mcp_gateway.uid_claims`). Made on first use, not by a migration, so
+that copies of one freshly migrated database (a template) are installations of their own
+until first used.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from django.db import connection, models
+
+
+class Installation(models.Model):
+    """One row (pk 1) per database."""
+
+    installation_id = models.CharField(max_length=32, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        app_label = "toolboxes"
+
+    def __str__(self) -> str:
+        return self.installation_id
+
+
+# Per database (its settings), as read or made: the id never changes once made, so each
+# process asks the database once.
+_known: dict[tuple[Any, ...], str] = {}
+_lock = threading.Lock()
+
+
+def _database() -> tuple[Any, ...]:
+    settings = connection.settings_dict
+    return (connection.vendor, settings["NAME"], settings.get("HOST"), settings.get("PORT"))
+
+
+def installation_id() -> str:
+    """This database's id (ORM: call it off the event loop the first time)."""
+    database = _database()
+    known = _known.get(database)
+    if known is None:
+        with _lock:
+            row, _ = Installation.objects.get_or_create(
+                pk=1, defaults={"installation_id": uuid.uuid4().hex}
+            )
+            known = _known.setdefault(database, row.installation_id)
+    return known
+
+
+def describe_database() -> str:
+    """The database for an operator's eyes (never its password): `sqlite /srv/wb.sqlite3`,
+    `postgresql workbench on db.internal:5432`."""
+    settings = connection.settings_dict
+    where = f" on {settings['HOST']}:{settings.get('PORT') or ''}".rstrip(":")
+    return f"{connection.vendor} {settings['NAME']}" + (where if settings.get("HOST") else "")
