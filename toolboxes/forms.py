@@ -250,7 +250,13 @@ class ServerForm(forms.ModelForm):
         ]
         protected = settings.WORKBENCH_SANDBOX_PROTECTED_PATHS
         cwd = cleaned.get("cwd") or ""
-        for field, texts in (("args", cleaned.get("args") or []), ("cwd", [cwd] if cwd else [])):
+        args = [
+            arg for arg in cleaned.get("args") or [] if isinstance(arg, str)
+        ]  # else: args' own error
+        for field, texts in (
+            ("args", args),
+            ("cwd", [cwd] if isinstance(cwd, str) and cwd else []),
+        ):
             try:
                 named_paths(texts, None, protected, roots=roots, mounts=mounts)
             except sandbox_paths.PathRefused as exc:
