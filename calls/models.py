@@ -1,5 +1,6 @@
 """The call log: one row per open_toolbox and use_tool, written in batches by the gateway
-(`mcp_gateway.calllog` through `calls.writer`), kept for WORKBENCH_CALL_LOG_RETENTION_DAYS."""
+(the gateway's call log, through `calls.writer`), kept for
+WORKBENCH_CALL_LOG_RETENTION_DAYS."""
 
 from __future__ import annotations
 

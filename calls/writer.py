@@ -1,5 +1,5 @@
 """The gateway's one door into the call log: `save_batch`, run in a worker thread by
-`mcp_gateway.calllog` (never on the event loop). Sizes are measured and opted-in payloads
+the gateway's call log (never on the event loop). Sizes are measured and opted-in payloads
 serialised here, off the request path, and redacted by the redactors of the connections
 that served them (what the gateway redacts from its log about those servers: a catalog
 entry's secrets included, which no row of the server holds).
@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from calls.models import CallRecord, PayloadCapture
-from mcp_gateway.failures import Redactor
+from kernel.redaction import Redactor
 from toolboxes.models import ApiKey, Tenant
 
 
@@ -64,7 +64,7 @@ def _redactor(redactors: tuple[Redactor, ...]) -> Redactor:
 
 
 def save_batch(entries: Sequence[Any]) -> None:
-    """Write call log entries (`mcp_gateway.calllog.CallEntry`) in one statement."""
+    """Write call log entries (the gateway's `CallEntry`) in one statement."""
     if not connection.in_atomic_block:  # the writer's thread; never a caller's transaction
         _keep_usable_connection()
     # A tenant or key deleted since the call: its rows go (tenant) or lose the link (key),
