@@ -18,9 +18,9 @@ def turn_off(levers: set[str]) -> None:
 
     gateway = getattr(asgi.application, "gateway", None)
     if "json" in levers:
-        from mcp_gateway import http
+        from mcp_gateway.front import http
 
-        http._answers_as_json = lambda scope, body: False
+        http.answers_as_json = lambda scope, body: False
     if "hostcheck" in levers:
         from mcp.server.transport_security import TransportSecuritySettings
 
@@ -32,13 +32,13 @@ def turn_off(levers: set[str]) -> None:
         gateway.server.session_manager.security_settings = sdk_check
         gateway.json_answers.security_settings = sdk_check
     if "spans" in levers:
-        from mcp_gateway import telemetry
+        from mcp_gateway.observe.sdk_patch import sdk_spans
 
-        telemetry._sdk_spans(True)
+        sdk_spans(True)
     if "opencache" in levers:
-        from mcp_gateway.metatools import MetaTools
+        from mcp_gateway.metatools.open_toolbox import ToolboxOpener
 
-        MetaTools._reopened = lambda self, caller, toolbox: None
+        ToolboxOpener.reopened = lambda self, caller, toolbox: None
 
 
 def main() -> None:

@@ -51,10 +51,10 @@ from bench.common import (
     time_server,
     timed,
 )
-from mcp_gateway import sandbox
+from mcp_gateway import SandboxPolicy, SandboxSpec, sandbox_launch
 
 SECTION = "2 open"
-SANDBOX_POLICY = sandbox.SandboxPolicy()  # bwrap, the default limits
+SANDBOX_POLICY = SandboxPolicy()  # bwrap, the default limits
 BASE_ENV = ("PATH", "HOME", "LANG")  # what the gateway gives a stdio server besides its env
 
 
@@ -85,8 +85,8 @@ async def start_alone(
     env = {name: os.environ[name] for name in BASE_ENV if name in os.environ} | server.env
     params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
     if sandboxed:
-        launch = sandbox.launch(
-            server.command, server.args, env, None, sandbox.SandboxSpec(roots=roots), SANDBOX_POLICY
+        launch = sandbox_launch(
+            server.command, server.args, env, None, SandboxSpec(roots=roots), SANDBOX_POLICY
         )
         params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env=launch.env)
     start = time.perf_counter()

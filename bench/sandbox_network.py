@@ -8,8 +8,8 @@ and an HTTP request from inside the sandbox against the same from the host.
   and on, from the spawn to its exit: what the filtered network adds (slirp4netns
   started, the nft rules installed) without Python's own start to hide it;
 - spawn: `python -m mcp_server_time` started through the gateway's own stdio client
-  (`mcp_gateway.stdio.bounded_stdio_client`, the sandbox's command line from
-  `sandbox.launch`, as transports.py builds it), initialized and called once
+  (`mcp_gateway.bounded_stdio_client`, the sandbox's command line from
+  `mcp_gateway.sandbox_launch`, as downstream/transports.py builds it), initialized and called once
   (`get_current_time`), timed from the spawn to the call's answer; the three modes take
   turns, the order rotating each round;
 - use_tool: sequential calls through two gateways (`WORKBENCH_SANDBOX=none` with the
@@ -85,10 +85,10 @@ def configure_gateway_code(workdir: Path) -> Any:
     deployment in `workdir` has them (production defaults, no egress allowance: the time
     server needs none); the sandbox reads the allowance from them at each spawn."""
     os.environ.update(Deployment(workdir, env_extra=GATEWAY_ENV).env)
-    from mcp_gateway import sandbox
+    from mcp_gateway import SandboxPolicy, configure_sandbox
 
-    policy = sandbox.SandboxPolicy.from_settings()
-    sandbox.configure(policy)
+    policy = SandboxPolicy.from_settings()
+    configure_sandbox(policy)
     return policy
 
 
@@ -102,18 +102,17 @@ async def stdio_server(mode: str, policy: Any) -> AsyncIterator[Any]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, get_default_environment
 
-    from mcp_gateway import sandbox
-    from mcp_gateway.stdio import bounded_stdio_client
+    from mcp_gateway import SANDBOX_HOME, SandboxSpec, bounded_stdio_client, sandbox_launch
 
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": sandbox.HOME}
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": SANDBOX_HOME}
     args = ["-m", TIME_MODULE]
     spec = None
     if mode == NONE:
         params = StdioServerParameters(command=sys.executable, args=args, env=base)
     else:
-        spec = sandbox.SandboxSpec(owner=1, network=mode == ON)
+        spec = SandboxSpec(owner=1, network=mode == ON)
         extra = sorted(set(get_default_environment()) - set(base) | {"PWD"})
-        argv = sandbox.launch(sys.executable, args, base, None, spec, policy, unset=extra).argv
+        argv = sandbox_launch(sys.executable, args, base, None, spec, policy, unset=extra).argv
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=base)
     with open(os.devnull, "w") as errlog:
         async with (
@@ -136,12 +135,10 @@ async def spawn_once(mode: str, policy: Any) -> float:
 async def empty_sandbox(network: bool, policy: Any) -> float:
     """Milliseconds from the spawn of an empty sandbox (`/bin/true`) to its exit: the
     sandbox's own cost, with or without its filtered network, without Python's start."""
-    from mcp_gateway import sandbox
-    from mcp_gateway.egress import EgressPolicy
-    from mcp_gateway.sandbox_start import open_sandboxed
+    from mcp_gateway import EgressPolicy, SandboxSpec, open_sandboxed, sandbox_launch
 
-    spec = sandbox.SandboxSpec(owner=1, network=network)
-    launched = sandbox.launch("/bin/true", [], {"PATH": "/usr/bin:/bin"}, None, spec, policy)
+    spec = SandboxSpec(owner=1, network=network)
+    launched = sandbox_launch("/bin/true", [], {"PATH": "/usr/bin:/bin"}, None, spec, policy)
     start = time.perf_counter()
     process, started = await open_sandboxed(
         launched.argv, launched.env, subprocess.DEVNULL, spec, policy, EgressPolicy([])
@@ -301,14 +298,12 @@ class Client:
 @asynccontextmanager
 async def http_clients(host: netns.TestHost, policy: Any) -> AsyncIterator[dict[str, Client]]:
     """The client on the host and in a sandbox allowed the test host's network."""
-    from mcp_gateway import sandbox
-    from mcp_gateway.egress import EgressPolicy
-    from mcp_gateway.sandbox_start import open_sandboxed
+    from mcp_gateway import EgressPolicy, SandboxSpec, open_sandboxed, sandbox_launch
 
     args = ["-c", CLIENT, host.address, str(host.port)]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    spec = sandbox.SandboxSpec(owner=1, egress_allow=(host.network,))
-    launched = sandbox.launch(sys.executable, args, env, None, spec, policy)
+    spec = SandboxSpec(owner=1, egress_allow=(host.network,))
+    launched = sandbox_launch(sys.executable, args, env, None, spec, policy)
     plain = await anyio.open_process([sys.executable, *args], stderr=subprocess.DEVNULL)
     boxed, started = await open_sandboxed(
         launched.argv, launched.env, subprocess.DEVNULL, spec, policy, EgressPolicy([])

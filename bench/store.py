@@ -40,7 +40,7 @@ LOCAL = "local memory"
 
 def op_costs(backend: object, count: int) -> tuple[float, float]:
     """Microseconds per get and per set, as the gateway calls them."""
-    from mcp_gateway.store import EmbeddedStore
+    from mcp_gateway import EmbeddedStore
 
     retry = {"retry": True} if isinstance(backend, EmbeddedStore) else {}
     raw = backend.backend if retry else backend  # type: ignore[attr-defined]
@@ -63,7 +63,7 @@ def store_rows(count: int) -> list[Row]:
     from tests.harness.keys import TEST_FERNET_KEY
 
     with tempfile.TemporaryDirectory(prefix="wb-bench-store-") as workdir:
-        from mcp_gateway.store import REDIS_BACKEND, EmbeddedStore, embedded_store
+        from mcp_gateway import REDIS_BACKEND, EmbeddedStore, embedded_store
 
         settings.configure(
             SECRET_KEY="bench",

@@ -1,5 +1,122 @@
-"""The clients' world: the MCP endpoint, its meta-tools and the downstream pool."""
+"""The clients' world: the MCP endpoint, its meta-tools and the downstream pool.
 
+This module is the gateway's public face: the names other apps (the admins' world, the
+site, the benchmarks) may use, and the only import of the gateway they make
+(tests/gateway/test_arrows.py holds it). Inside, one folder per room (docs/architecture.md):
+`front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool), `downstream` (the pool,
+its connections and the stdio sandbox), `observe` (metrics, spans, logs, the call log),
+`snapshots` and `database` (what the gateway reads from the admins' world and writes to it),
+`store` (the shared store), `for_admins` (what the admin asks the gateway).
+
+Every name is imported when first used (a module `__getattr__`): the settings and the
+admin import this module, and a manage.py command that connects nothing must load neither
+the SDK nor the gateway's Django models before the app registry is ready.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
 from importlib.metadata import version
+from typing import Any
 
 __version__ = version("workbench")  # one home: pyproject.toml
+
+_SANDBOX = "mcp_gateway.downstream.sandbox"
+# Public name: (module, name there).
+_PUBLIC: dict[str, tuple[str, str]] = {
+    # Serving /mcp (workbench_site)
+    "Gateway": ("mcp_gateway.front.http", "Gateway"),
+    "GatewayOptions": ("mcp_gateway.options", "GatewayOptions"),
+    "configure_metrics": ("mcp_gateway.observe.metrics", "configure_metrics"),
+    "configure_tracing": ("mcp_gateway.observe.tracing", "configure_tracing"),
+    "METRICS_PATH": ("mcp_gateway.observe.metrics_endpoint", "METRICS_PATH"),
+    "MetricsEndpoint": ("mcp_gateway.observe.metrics_endpoint", "MetricsEndpoint"),
+    "env_file_names": ("mcp_gateway.downstream.envrefs", "env_file_names"),
+    "embedded_store": ("mcp_gateway.store.backends", "embedded_store"),
+    "shared_cache": ("mcp_gateway.store.backends", "shared_cache"),
+    "EmbeddedStore": ("mcp_gateway.store.shared", "EmbeddedStore"),
+    "REDIS_BACKEND": ("mcp_gateway.store.backends", "REDIS_BACKEND"),
+    "installation_prefix": ("mcp_gateway.store.backends", "installation_prefix"),
+    # The stdio sandbox: its settings, the paths an admin may name, a spawn (bench)
+    "SandboxPolicy": (f"{_SANDBOX}.policy", "SandboxPolicy"),
+    "configure_sandbox": (f"{_SANDBOX}.policy", "configure"),
+    "SandboxSpec": ("mcp_gateway.snapshots.sandbox", "SandboxSpec"),
+    "CachePolicy": (f"{_SANDBOX}.cache", "CachePolicy"),
+    "protect_cache_directory": (f"{_SANDBOX}.cache", "protect_directory"),
+    "root_pattern": (f"{_SANDBOX}.paths", "root_pattern"),
+    "tenant_roots": (f"{_SANDBOX}.paths", "tenant_roots"),
+    "path_problem": (f"{_SANDBOX}.paths", "problem"),
+    "PathRefused": (f"{_SANDBOX}.paths", "PathRefused"),
+    "named_paths": (f"{_SANDBOX}.host_files", "named_paths"),
+    "SANDBOX_HOME": (f"{_SANDBOX}.argv", "HOME"),
+    "sandbox_launch": (f"{_SANDBOX}.argv", "launch"),
+    "open_sandboxed": (f"{_SANDBOX}.start", "open_sandboxed"),
+    "bounded_stdio_client": ("mcp_gateway.downstream.stdio", "bounded_stdio_client"),
+    # Where a remote address may be reached (accounts' client metadata documents)
+    "EgressPolicy": ("mcp_gateway.downstream.egress", "EgressPolicy"),
+    "PinnedTransport": ("mcp_gateway.downstream.egress", "PinnedTransport"),
+    "ClassifiedFailure": ("mcp_gateway.downstream.failures", "ClassifiedFailure"),
+    # Its log lines (settings.LOGGING)
+    "JsonFormatter": ("mcp_gateway.observe.logs", "JsonFormatter"),
+    "RepeatLimit": ("mcp_gateway.observe.logfilter", "RepeatLimit"),
+    # What the admin asks the gateway
+    "CheckResult": ("mcp_gateway.for_admins.server_check", "CheckResult"),
+    "check_servers": ("mcp_gateway.for_admins.server_check", "check_servers"),
+    "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
+    "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
+    "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
+}
+
+__all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
+    "METRICS_PATH",
+    "REDIS_BACKEND",
+    "SANDBOX_HOME",
+    "CachePolicy",
+    "CheckResult",
+    "ClassifiedFailure",
+    "EgressPolicy",
+    "EmbeddedStore",
+    "Gateway",
+    "GatewayOptions",
+    "JsonFormatter",
+    "KeySees",
+    "MetricsEndpoint",
+    "PathRefused",
+    "PinnedTransport",
+    "RepeatLimit",
+    "SandboxPolicy",
+    "SandboxSpec",
+    "__version__",
+    "bounded_stdio_client",
+    "check_servers",
+    "configure_metrics",
+    "configure_sandbox",
+    "configure_tracing",
+    "embedded_store",
+    "env_file_names",
+    "estimated_tokens",
+    "installation_prefix",
+    "key_sees",
+    "named_paths",
+    "open_sandboxed",
+    "path_problem",
+    "protect_cache_directory",
+    "root_pattern",
+    "sandbox_launch",
+    "shared_cache",
+    "tenant_roots",
+]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module 'mcp_gateway' has no attribute {name!r}") from None
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

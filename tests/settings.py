@@ -29,15 +29,15 @@ if os.environ.get("WORKBENCH_STORE_DIR_PID") != str(os.getpid()):
     os.environ["WORKBENCH_STORE_DIR"] = tempfile.mkdtemp(prefix="wb-store-")
     os.environ["WORKBENCH_STORE_DIR_PID"] = str(os.getpid())
     atexit.register(shutil.rmtree, os.environ["WORKBENCH_STORE_DIR"], ignore_errors=True)
-    # Sandbox uid claims (mcp_gateway/uid_claims.py): this process's test database is its
+    # Sandbox uid claims (downstream/sandbox/uid_claims.py): this process's test database is its
     # one installation, whatever the host's real claims directory holds.
     os.environ["WORKBENCH_SANDBOX_UID_CLAIMS_DIR"] = os.path.join(
         os.environ["WORKBENCH_STORE_DIR"], "uid-claims"
     )
-# The sandboxes' package caches (mcp_gateway/sandbox_cache.py): one directory per test
+# The sandboxes' package caches (mcp_gateway/downstream/sandbox/cache.py): one directory per test
 # process as well, never the host's, its tenant volumes unmounted at exit.
 if os.environ.get("WORKBENCH_SANDBOX_CACHE_DIR_PID") != str(os.getpid()):
-    from mcp_gateway.sandbox_cache import release
+    from mcp_gateway.downstream.sandbox.cache import release
 
     os.environ["WORKBENCH_SANDBOX_CACHE_DIR"] = tempfile.mkdtemp(prefix="wb-cache-")
     os.environ["WORKBENCH_SANDBOX_CACHE_DIR_PID"] = str(os.getpid())

@@ -9,12 +9,16 @@ from django.core.exceptions import ImproperlyConfigured
 
 from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
-from mcp_gateway.envrefs import env_file_names
-from mcp_gateway.options import GatewayOptions
-from mcp_gateway.sandbox import SandboxPolicy
-from mcp_gateway.sandbox_cache import CachePolicy, protect_directory
-from mcp_gateway.sandbox_paths import root_pattern
-from mcp_gateway.store import embedded_store, shared_cache
+from mcp_gateway import (
+    CachePolicy,
+    GatewayOptions,
+    SandboxPolicy,
+    embedded_store,
+    env_file_names,
+    protect_cache_directory,
+    root_pattern,
+    shared_cache,
+)
 from workbench_site.dbfile import make_private, sqlite_path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -115,7 +119,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # The shared store (open toolboxes, configuration versions, rate buckets). By default an
 # on-disk store that every process of this machine shares (gateway workers, the admin,
 # manage.py commands); Redis (CACHE_URL=redis://...) when processes span machines. Either
-# keeps JSON, never pickles (mcp_gateway/store.py).
+# keeps JSON, never pickles (mcp_gateway/store/).
 WORKBENCH_STORE_DIR: str = env.str(
     "WORKBENCH_STORE_DIR", default=str(BASE_DIR / ".workbench-store")
 )
@@ -185,14 +189,14 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS"
 # client configurations the admin hands out with a key; empty: what the admin's request shows.
 WORKBENCH_PUBLIC_URL: str = env.str("WORKBENCH_PUBLIC_URL", default="")
 
-# The gateway's own knobs (read by mcp_gateway through django.conf.settings); their
-# defaults live in one place, mcp_gateway.options.GatewayOptions.
+# The gateway's options: WORKBENCH_<NAME> is GatewayOptions' field <name>, its default
+# there (mcp_gateway.GatewayOptions.from_settings reads them).
 _D = GatewayOptions
 WORKBENCH_SESSION_IDLE_SECONDS: int = env.int(
     "WORKBENCH_SESSION_IDLE_SECONDS", default=_D.session_idle_seconds
 )
 WORKBENCH_CONNECT_TIMEOUT_SECONDS: float = env.float(
-    "WORKBENCH_CONNECT_TIMEOUT_SECONDS", default=_D.connect_timeout
+    "WORKBENCH_CONNECT_TIMEOUT_SECONDS", default=_D.connect_timeout_seconds
 )
 WORKBENCH_IDLE_CONNECTION_SECONDS: float = env.float(
     "WORKBENCH_IDLE_CONNECTION_SECONDS", default=_D.idle_connection_seconds
@@ -209,47 +213,43 @@ WORKBENCH_TENANT_MAX_CONNECTIONS: int = env.int(
 )
 # use_tool calls per second (token buckets in the shared store); 0 means no limit.
 WORKBENCH_TENANT_RATE_LIMIT: float = env.float(
-    "WORKBENCH_TENANT_RATE_LIMIT", default=_D.tenant_rate
+    "WORKBENCH_TENANT_RATE_LIMIT", default=_D.tenant_rate_limit
 )
-WORKBENCH_TENANT_RATE_BURST: int = env.int("WORKBENCH_TENANT_RATE_BURST", default=_D.tenant_burst)
-WORKBENCH_KEY_RATE_LIMIT: float = env.float("WORKBENCH_KEY_RATE_LIMIT", default=_D.key_rate)
-WORKBENCH_KEY_RATE_BURST: int = env.int("WORKBENCH_KEY_RATE_BURST", default=_D.key_burst)
+WORKBENCH_TENANT_RATE_BURST: int = env.int(
+    "WORKBENCH_TENANT_RATE_BURST", default=_D.tenant_rate_burst
+)
+WORKBENCH_KEY_RATE_LIMIT: float = env.float("WORKBENCH_KEY_RATE_LIMIT", default=_D.key_rate_limit)
+WORKBENCH_KEY_RATE_BURST: int = env.int("WORKBENCH_KEY_RATE_BURST", default=_D.key_rate_burst)
 
 # Tenant isolation (README "Security model"): open_toolbox's own buckets, requests in
 # flight per key, which ${VAR} names servers may reference (never the gateway's own
 # settings nor anything its env file sets), where remote servers may be reached beyond
 # public addresses, and the bounds of one server's tool list.
 WORKBENCH_OPEN_TENANT_RATE_LIMIT: float = env.float(
-    "WORKBENCH_OPEN_TENANT_RATE_LIMIT", default=_D.open_tenant_rate
+    "WORKBENCH_OPEN_TENANT_RATE_LIMIT", default=_D.open_tenant_rate_limit
 )
 WORKBENCH_OPEN_TENANT_RATE_BURST: int = env.int(
-    "WORKBENCH_OPEN_TENANT_RATE_BURST", default=_D.open_tenant_burst
+    "WORKBENCH_OPEN_TENANT_RATE_BURST", default=_D.open_tenant_rate_burst
 )
 WORKBENCH_OPEN_KEY_RATE_LIMIT: float = env.float(
-    "WORKBENCH_OPEN_KEY_RATE_LIMIT", default=_D.open_key_rate
+    "WORKBENCH_OPEN_KEY_RATE_LIMIT", default=_D.open_key_rate_limit
 )
 WORKBENCH_OPEN_KEY_RATE_BURST: int = env.int(
-    "WORKBENCH_OPEN_KEY_RATE_BURST", default=_D.open_key_burst
+    "WORKBENCH_OPEN_KEY_RATE_BURST", default=_D.open_key_rate_burst
 )
 WORKBENCH_KEY_MAX_IN_FLIGHT: int = env.int(
     "WORKBENCH_KEY_MAX_IN_FLIGHT", default=_D.key_max_in_flight
 )
-WORKBENCH_ENV_REFERENCES: list[str] = env.list(
-    "WORKBENCH_ENV_REFERENCES", default=list(_D.env_references)
-)
+WORKBENCH_ENV_REFERENCES: list[str] = env.list("WORKBENCH_ENV_REFERENCES", default=[])
 WORKBENCH_ENV_FILE_NAMES: frozenset[str] = env_file_names(
     os.environ.get("WORKBENCH_ENV_FILE", BASE_DIR / ".env")
 )
-WORKBENCH_EGRESS_ALLOW: list[str] = env.list(
-    "WORKBENCH_EGRESS_ALLOW", default=list(_D.egress_allow)
-)
-WORKBENCH_MAX_TOOLS_PER_SERVER: int = env.int(
-    "WORKBENCH_MAX_TOOLS_PER_SERVER", default=_D.max_tools_per_server
-)
-WORKBENCH_MAX_TOOL_PAGES: int = env.int("WORKBENCH_MAX_TOOL_PAGES", default=_D.max_tool_pages)
-WORKBENCH_MAX_TOOL_BYTES: int = env.int("WORKBENCH_MAX_TOOL_BYTES", default=_D.max_tool_bytes)
+WORKBENCH_EGRESS_ALLOW: list[str] = env.list("WORKBENCH_EGRESS_ALLOW", default=[])
+WORKBENCH_MAX_TOOLS_PER_SERVER: int = env.int("WORKBENCH_MAX_TOOLS_PER_SERVER", default=1000)
+WORKBENCH_MAX_TOOL_PAGES: int = env.int("WORKBENCH_MAX_TOOL_PAGES", default=100)
+WORKBENCH_MAX_TOOL_BYTES: int = env.int("WORKBENCH_MAX_TOOL_BYTES", default=4 * 1024 * 1024)
 
-# The stdio sandbox (mcp_gateway/sandbox.py; README "Security model"): bwrap or none, the
+# The stdio sandbox (mcp_gateway/downstream/sandbox/; README "Security model"): bwrap or none, the
 # default limits of every stdio server (0: none), the first of the per-tenant uids, and
 # the gateway's own paths that no server may see or mount.
 _SANDBOX = SandboxPolicy()
@@ -267,9 +267,9 @@ WORKBENCH_SANDBOX_OPEN_FILES: int = env.int(
     "WORKBENCH_SANDBOX_OPEN_FILES", default=_SANDBOX.limits.open_files
 )
 WORKBENCH_SANDBOX_UID_BASE: int = env.int("WORKBENCH_SANDBOX_UID_BASE", default=_SANDBOX.uid_base)
-# Where each installation on this host claims its uid base (mcp_gateway/uid_claims.py).
+# Where each installation on this host claims its uid base (downstream/sandbox/uid_claims).
 WORKBENCH_SANDBOX_UID_CLAIMS_DIR: str = env.str(
-    "WORKBENCH_SANDBOX_UID_CLAIMS_DIR", default=_D.uid_claims_dir
+    "WORKBENCH_SANDBOX_UID_CLAIMS_DIR", default=_D.sandbox_uid_claims_dir
 )
 WORKBENCH_SANDBOX_TMP_MB: int = env.int("WORKBENCH_SANDBOX_TMP_MB", default=_SANDBOX.tmp_mb)
 # The host directories a tenant admin may name in a server's parameters (README, "Security
@@ -292,16 +292,16 @@ WORKBENCH_SANDBOX_PROTECTED_PATHS: list[str] = sorted(
         *env.list("WORKBENCH_SANDBOX_PROTECTED", default=[]),
     }
 )
-# Each tenant's persistent package cache (~/.npm, ~/.cache; mcp_gateway/sandbox_cache.py):
+# Each tenant's persistent package cache (~/.npm, ~/.cache; downstream/sandbox/cache.py):
 # where, and its bound in MiB (0: none). No server may mount the directory itself.
 _CACHE = CachePolicy()
 WORKBENCH_SANDBOX_CACHE_DIR: str = env.str("WORKBENCH_SANDBOX_CACHE_DIR", default=_CACHE.directory)
 WORKBENCH_SANDBOX_CACHE_MB: int = env.int("WORKBENCH_SANDBOX_CACHE_MB", default=_CACHE.size_mb)
-WORKBENCH_SANDBOX_PROTECTED_PATHS = protect_directory(
+WORKBENCH_SANDBOX_PROTECTED_PATHS = protect_cache_directory(
     WORKBENCH_SANDBOX_CACHE_DIR, WORKBENCH_SANDBOX_PROTECTED_PATHS
 )
 
-# Observability (mcp_gateway/telemetry.py; README "Observability"). /metrics answers a
+# Observability (mcp_gateway/observe/; README "Observability"). /metrics answers a
 # bearer WORKBENCH_METRICS_TOKEN (when set) or a request from one of the allowed addresses,
 # and 404 otherwise. Worker processes write their metrics under WORKBENCH_METRICS_DIR
 # (cleaned of dead processes' files at start); empty: single-process metrics.
@@ -315,9 +315,9 @@ WORKBENCH_METRICS_DIR: str = env.str(
 # The call log (calls/): on by default; its queue's bound (beyond it entries are dropped
 # and counted, a call never waits), the rows per write, how long rows are kept
 # (manage.py prune_calls), and the cap on stored arguments/results of opted-in tenants.
-WORKBENCH_CALL_LOG: bool = env.bool("WORKBENCH_CALL_LOG", default=True)
-WORKBENCH_CALL_LOG_QUEUE: int = env.int("WORKBENCH_CALL_LOG_QUEUE", default=10000)
-WORKBENCH_CALL_LOG_BATCH: int = env.int("WORKBENCH_CALL_LOG_BATCH", default=500)
+WORKBENCH_CALL_LOG: bool = env.bool("WORKBENCH_CALL_LOG", default=_D.call_log)
+WORKBENCH_CALL_LOG_QUEUE: int = env.int("WORKBENCH_CALL_LOG_QUEUE", default=_D.call_log_queue)
+WORKBENCH_CALL_LOG_BATCH: int = env.int("WORKBENCH_CALL_LOG_BATCH", default=_D.call_log_batch)
 WORKBENCH_CALL_LOG_RETENTION_DAYS: int = env.int("WORKBENCH_CALL_LOG_RETENTION_DAYS", default=30)
 WORKBENCH_CALL_LOG_PAYLOAD_BYTES: int = env.int("WORKBENCH_CALL_LOG_PAYLOAD_BYTES", default=4096)
 # OAuth 2.1 sign-in for tenant members (accounts/oauth_*.py; README "Connect from Claude.ai or
@@ -358,13 +358,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "mcp_gateway.telemetry_logs.JsonFormatter"},
+        "json": {"()": "mcp_gateway.JsonFormatter"},
     },
     # A misbehaving downstream must not flood the log: repeats of one message are bounded.
     "filters": {
         # (A downstream server's secret values are redacted as each record is made:
-        # mcp_gateway.failures.redact_log_records.)
-        "repeats": {"()": "mcp_gateway.logfilter.RepeatLimit", "per_minute": 20},
+        # kernel.redaction.redact_log_records.)
+        "repeats": {"()": "mcp_gateway.RepeatLimit", "per_minute": 20},
     },
     "handlers": {
         "console": {

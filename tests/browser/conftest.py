@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.harness.live import LiveGateway, start_gateway
+from tests.harness.live import LiveGateway, running_gateway
 
 T = TypeVar("T")
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -130,8 +130,5 @@ def plain_http_cookies(settings: Any) -> None:
 @pytest.fixture
 def live_gateway(transactional_db: None) -> Iterator[LiveGateway]:
     """One uvicorn serving both the admin (for the browser) and /mcp (for the SDK)."""
-    running = start_gateway()
-    try:
-        yield running.live
-    finally:
-        running.stop()
+    with running_gateway() as live:
+        yield live

@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_gateway.pins import definition
+from kernel.pins import definition
 from tests.browser.test_tenant_admin_flow import login
 from toolboxes import pins
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox

@@ -11,8 +11,8 @@ import pytest
 
 from calls.models import CallRecord, PayloadCapture
 from calls.writer import save_batch
-from mcp_gateway.calllog import CallEntry
-from mcp_gateway.failures import Redactor
+from kernel.redaction import Redactor
+from mcp_gateway.observe.calllog import CallEntry
 from toolboxes.models import ApiKey, Tenant, Toolbox
 
 SECRET = "sk-live-0123456789abcdef"

@@ -18,17 +18,14 @@ from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 from django.test.utils import setup_databases, teardown_databases
 
-from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup, start_gateway
+from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup, running_gateway
 from tests.harness.services import end_other_database_sessions
 
 
 @pytest.fixture
 def live_gateway(transactional_db: None) -> Iterator[LiveGateway]:
-    running = start_gateway()
-    try:
-        yield running.live
-    finally:
-        running.stop()
+    with running_gateway() as live:
+        yield live
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +70,8 @@ def ensure_test_database() -> Any:
 def module_gateway(module_db: None) -> Iterator[LiveGateway]:
     """One live gateway for a module's tests that change nothing of it (no pool, limiter
     or open-state settings): its downstream processes start once, not once per test."""
-    running = start_gateway()
-    try:
-        yield running.live
-    finally:
-        running.stop()
+    with running_gateway() as live:
+        yield live
 
 
 @pytest.fixture

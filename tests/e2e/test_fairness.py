@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from mcp_gateway.options import GatewayOptions
-from tests.harness.live import LiveGateway, start_gateway
+from tests.harness.live import LiveGateway, running_gateway
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.waits import eventually
@@ -29,11 +29,8 @@ def strict_gateway(transactional_db, settings) -> Iterator[LiveGateway]:
     settings.WORKBENCH_OPEN_KEY_RATE_LIMIT = 0.0001
     settings.WORKBENCH_OPEN_KEY_RATE_BURST = 2
     settings.WORKBENCH_KEY_MAX_IN_FLIGHT = 2  # a 2025 client may overlap two POSTs itself
-    running = start_gateway()
-    try:
-        yield running.live
-    finally:
-        running.stop()
+    with running_gateway() as live:
+        yield live
 
 
 async def test_open_is_rate_limited_before_any_connection(strict_gateway, amake_setup):
@@ -112,21 +109,21 @@ async def test_a_key_has_a_bound_on_requests_in_flight(strict_gateway, amake_set
 
 def test_limits_are_on_by_default():
     defaults = GatewayOptions()
-    assert defaults.tenant_rate > 0 and defaults.key_rate > 0
-    assert defaults.open_tenant_rate > 0 and defaults.open_key_rate > 0
+    assert defaults.tenant_rate_limit > 0 and defaults.key_rate_limit > 0
+    assert defaults.open_tenant_rate_limit > 0 and defaults.open_key_rate_limit > 0
     assert defaults.key_max_in_flight > 0
 
 
 TAKE = """
 import asyncio, sys
-from mcp_gateway.ratelimit import DiskBuckets, Limit
+from mcp_gateway.metatools.ratelimit import DiskBuckets, Limit
 buckets = DiskBuckets(sys.argv[1])
 print(asyncio.run(buckets.take([("wb:rate:key:1", Limit(0.001, 2))])))
 """
 
 
 async def test_default_buckets_hold_across_processes(tmp_path):
-    from mcp_gateway.ratelimit import DiskBuckets, Limit
+    from mcp_gateway.metatools.ratelimit import DiskBuckets, Limit
 
     here = DiskBuckets(tmp_path)
     assert await here.take([("wb:rate:key:1", Limit(0.001, 2))]) == 0

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_gateway.auth import Caller
-from mcp_gateway.config import KeyRecord, TenantConfig, ToolboxConfig
-from mcp_gateway.metatools import MetaTools
-from mcp_gateway.pool import Pool
-from mcp_gateway.sessions import OpenToolboxes
-from mcp_gateway.store import SharedStore, store_for
+from mcp_gateway.downstream.pool import Pool
+from mcp_gateway.metatools.meta_tools import MetaTools
+from mcp_gateway.metatools.open_state import OpenToolboxes
+from mcp_gateway.snapshots.callers import Caller, KeyRecord
+from mcp_gateway.snapshots.servers import TenantConfig, ToolboxConfig
+from mcp_gateway.store.shared import SharedStore, store_for
 from tests.harness.results import INITIALIZE_PARAMS
 
 KNOWN_PREFIXES = (
@@ -108,7 +108,8 @@ def test_generated_arguments_get_clear_errors(db, tool, arguments):
     metatools = MetaTools(pool, open_toolboxes)
     if tool == "open_toolbox" and arguments == {"toolbox": "empty"}:
         return  # the one valid call: an empty toolbox opens
-    result = anyio.run(getattr(metatools, tool), caller(), arguments, backend="asyncio")
+    outcome = anyio.run(getattr(metatools, tool), caller(), arguments, backend="asyncio")
+    result = outcome.result
     check(result)
 
 

@@ -3,7 +3,7 @@
 import pytest
 from asgiref.sync import sync_to_async
 
-from mcp_gateway.ratelimit import Limit
+from mcp_gateway.metatools.ratelimit import Limit
 from tests.harness.results import error_of, payload, text_of, use
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,8 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from mcp_gateway import sandbox
+from mcp_gateway.downstream.sandbox import policy as sandbox_policy
+from mcp_gateway.downstream.sandbox.argv import HOME
 from tests.harness.live import TenantSetup
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
@@ -70,7 +71,7 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
             text_of(await evil.call_tool("use_tool", use("evil", "hostile", "whoami")))
         )
         assert who["uid"] == settings.WORKBENCH_SANDBOX_UID_BASE + a.tenant.pk
-        assert who["home"] == sandbox.HOME
+        assert who["home"] == HOME
 
         files = [str(PROJECT / name) for name in (".env", "workbench.sqlite3", "manage.py")]
         files += [settings.WORKBENCH_STORE_DIR, "/etc/shadow"]
@@ -163,8 +164,8 @@ def stdio_setup(make_setup):
 
 
 async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gateway, stdio_setup):
-    configured = sandbox.active_policy()
-    sandbox.configure(replace(configured, bwrap="/nonexistent/bwrap"))
+    configured = sandbox_policy.active_policy()
+    sandbox_policy.configure(replace(configured, bwrap="/nonexistent/bwrap"))
     try:
         async with live_gateway.session(stdio_setup.key) as session:
             result = await session.call_tool("open_toolbox", {"toolbox": "dev"})
@@ -174,7 +175,7 @@ async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gat
                 "use_tool", use("remote", "web", "echo", {"text": "still fine"})
             )
     finally:
-        sandbox.configure(configured)
+        sandbox_policy.configure(configured)
     assert text_of(remote) == "still fine"
     code, text = error_of(result)
     assert code == "CONNECTION_FAILED"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from mcp_gateway import sandbox_cache
-from mcp_gateway.sandbox_cache import CachePolicy
+from mcp_gateway.downstream.sandbox import cache as sandbox_cache
+from mcp_gateway.downstream.sandbox.cache import CachePolicy
 from tests.harness.live import TenantSetup
 from tests.harness.results import error_of, payload, text_of, use
 

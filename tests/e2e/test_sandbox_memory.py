@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from mcp_gateway.sandbox_memory import MemoryGroup
+from mcp_gateway.downstream.sandbox.memory import MemoryGroup
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.waits import eventually

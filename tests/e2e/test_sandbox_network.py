@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_gateway.sandbox_network import HOST_LOOPBACK
+from mcp_gateway.downstream.sandbox.network_rules import HOST_LOOPBACK
 from tests.harness import netns
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import payload, text_of, use

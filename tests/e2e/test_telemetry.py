@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from calls.models import CallRecord
-from tests.harness.live import LiveGateway, start_gateway
+from tests.harness.live import LiveGateway, running_gateway
 from tests.harness.results import error_of, payload, use
 from tests.harness.waits import eventually
 from toolboxes.models import ApiKey, Server
@@ -48,11 +48,8 @@ def traced_gateway(settings: Any, transactional_db: None) -> Iterator[LiveGatewa
     settings.WORKBENCH_METRICS_ALLOWED_IPS = ["192.0.2.0/24"]
     _tracer_provider()
     _exporter.clear()
-    running = start_gateway()
-    try:
-        yield running.live
-    finally:
-        running.stop()
+    with running_gateway() as live:
+        yield live
 
 
 @pytest.fixture

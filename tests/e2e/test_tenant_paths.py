@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from mcp_gateway.sandbox_paths import REFUSED
+from mcp_gateway.downstream.sandbox.paths import REFUSED
 from tests.harness.live import TenantSetup
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.tenant_dirs import tenant_dir

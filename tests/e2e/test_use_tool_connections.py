@@ -102,7 +102,7 @@ async def test_crashed_server_gives_downstream_error_then_reconnects(live_gatewa
 
 
 async def test_a_server_that_keeps_crashing_cools_down(live_gateway, amake_setup):
-    from mcp_gateway.respawn import RespawnPolicy
+    from mcp_gateway.downstream.respawn import RespawnPolicy
 
     live_gateway.gateway.pool.respawn = RespawnPolicy(
         backoff_max=0.2, cooldown=60, failures_before_cooldown=3
@@ -127,7 +127,7 @@ async def test_a_server_that_keeps_crashing_cools_down(live_gateway, amake_setup
 
 
 async def test_stderr_is_logged_with_its_server_named_and_bounded(live_gateway, dev, caplog):
-    from mcp_gateway import stderr
+    from mcp_gateway.downstream import stderr
 
     caplog.set_level("INFO", logger="workbench.downstream.stderr")
     async with live_gateway.session(dev.key) as session:

@@ -1,43 +1,211 @@
-"""The house plan's arrows: the gateway reads the admins' world (and the people's) only
-through its doors, `config` and `auth`; `check` names a model for type hints alone."""
+"""The house plan's arrows (docs/architecture.md), computed from the code's own imports:
+
+- the gateway reads and writes the admins' world (and the people's) only through its doors:
+  `database` (snapshots read, records written) and `front/auth` (credentials);
+- no module outside the gateway imports a gateway module: other apps use its public face,
+  the names `mcp_gateway/__init__.py` re-exports;
+- the shared kernel imports no app;
+- no import circle among the product's modules.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
-GATEWAY = Path(__file__).resolve().parents[2] / "mcp_gateway"
-DOORS = {"config.py", "auth.py"}
+import mcp_gateway
+
+ROOT = Path(__file__).resolve().parents[2]
+GATEWAY = ROOT / "mcp_gateway"
+DOORS = {"database/reads.py", "database/records.py", "front/auth.py"}
 OTHER_WORLDS = ("toolboxes", "accounts", "calls")
+APPS = ("mcp_gateway", *OTHER_WORLDS, "workbench_site", "bench")
+PRODUCT = ("kernel", "mcp_gateway", *OTHER_WORLDS, "workbench_site")
+# Turns the gateway's speed levers off by patching its internals (bench/levers.py): a
+# measurement of the inside, not a user of the gateway.
+INSIDE_MEASUREMENTS = {"bench/lever_off.py"}
 
 
-def runtime_imports(path: Path) -> set[str]:
-    """Modules imported by a file, leaving out `if TYPE_CHECKING:` blocks."""
-    tree = ast.parse(path.read_text())
-    typing_only = {
+def _typing_only(tree: ast.Module) -> set[int]:
+    return {
         id(node)
         for block in ast.walk(tree)
         if isinstance(block, ast.If) and getattr(block.test, "id", "") == "TYPE_CHECKING"
         for statement in block.body
         for node in ast.walk(statement)
     }
-    found = set()
+
+
+def imports(path: Path, *, typing: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """A file's import statements (those under `if TYPE_CHECKING:` only when `typing`)."""
+    tree = ast.parse(path.read_text())
+    skipped = set() if typing else _typing_only(tree)
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped:
+            yield node
+
+
+def module_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement names: `from a import b` names `a.b` when `b` is a
+    module, else `a`; a name of the gateway's face, the module that defines it."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = module_of(path).split(".")
+        if path.name != "__init__.py":
+            package = package[:-1]
+        package = package[: len(package) - node.level + 1]
+        base = ".".join([*package, *([node.module] if node.module else [])])
+    found = []
+    for alias in node.names:
+        if base == "mcp_gateway" and alias.name in mcp_gateway._PUBLIC:
+            found.append(mcp_gateway._PUBLIC[alias.name][0])
+        elif is_module(f"{base}.{alias.name}"):
+            found.append(f"{base}.{alias.name}")
+        else:
+            found.append(base)
     return found
+
+
+def is_module(name: str) -> bool:
+    top = name.split(".")[0]
+    if top not in (*PRODUCT, "bench"):
+        return False
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def files(*packages: str) -> list[Path]:
+    return sorted(
+        path
+        for package in packages
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts
+    )
 
 
 def test_the_gateway_reaches_other_worlds_only_through_its_doors():
     crossings = {
-        path.name: sorted(
-            name for name in runtime_imports(path) if name.split(".")[0] in OTHER_WORLDS
+        str(path.relative_to(GATEWAY)): sorted(
+            name
+            for node in imports(path)
+            for name in imported(path, node)
+            if name.split(".")[0] in OTHER_WORLDS
         )
-        for path in sorted(GATEWAY.glob("*.py"))
-        if path.name not in DOORS
+        for path in files("mcp_gateway")
+        if str(path.relative_to(GATEWAY)) not in DOORS
     }
     assert {name: found for name, found in crossings.items() if found} == {}
+
+
+def test_other_apps_use_the_gateways_public_face_only():
+    inside = {}
+    for path in files(*OTHER_WORLDS, "workbench_site", "bench", "kernel"):
+        if str(path.relative_to(ROOT)) in INSIDE_MEASUREMENTS:
+            continue
+        for node in imports(path, typing=True):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                face = node.module == "mcp_gateway"
+                names = [
+                    node.module or ""
+                    if not face or alias.name in mcp_gateway.__all__
+                    else f"mcp_gateway.{alias.name}"
+                    for alias in node.names
+                ]
+            for name in names:
+                if name.startswith("mcp_gateway."):
+                    inside.setdefault(str(path.relative_to(ROOT)), []).append(name)
+    assert inside == {}
+
+
+def test_the_face_names_what_it_imports():
+    assert set(mcp_gateway.__all__) == {"__version__", *mcp_gateway._PUBLIC}
+    for name, (module, attribute) in mcp_gateway._PUBLIC.items():
+        assert importlib.util.find_spec(module) is not None, name
+        assert getattr(mcp_gateway, name) is getattr(importlib.import_module(module), attribute)
+
+
+def test_the_kernel_imports_no_app():
+    found = {
+        str(path.relative_to(ROOT)): name
+        for path in files("kernel")
+        for node in imports(path, typing=True)
+        for name in imported(path, node)
+        if name.split(".")[0] in APPS
+    }
+    assert found == {}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Product module -> the product modules it imports (inside functions too)."""
+    graph: dict[str, set[str]] = {}
+    for path in files(*PRODUCT):
+        module = module_of(path)
+        targets = graph.setdefault(module, set())
+        for node in imports(path):
+            targets.update(
+                name
+                for name in imported(path, node)
+                if name != module and name.split(".")[0] in PRODUCT and is_module(name)
+            )
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_circle_among_product_modules():
+    assert circles(import_graph()) == []

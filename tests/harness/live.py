@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -114,6 +114,16 @@ def start_gateway() -> RunningGateway:
     port = server.servers[0].sockets[0].getsockname()[1]
     live = LiveGateway(url=f"http://127.0.0.1:{port}/mcp", app=app, loop=loops[0])
     return RunningGateway(server, thread, live)
+
+
+@contextmanager
+def running_gateway() -> Iterator[LiveGateway]:
+    """A live gateway in this process (`start_gateway`) for the length of the block."""
+    running = start_gateway()
+    try:
+        yield running.live
+    finally:
+        running.stop()
 
 
 @dataclass

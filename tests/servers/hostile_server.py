@@ -15,7 +15,7 @@ network and memory bounds (issue 20):
   RLIMIT_DATA does not count) and touches every page; past the memory limit it dies;
 - `swap` (`path`, `target`): replaces `path` (a directory in a writable mount) with a
   symlink to `target` (a path it cannot see: the gateway's own, another tenant's), for the
-  next server whose mount names `path` to follow (refused: mcp_gateway.sandbox_paths).
+  next server whose mount names `path` to follow (refused: mcp_gateway.downstream.sandbox.paths).
 
 `escape` arguments: `victim_pid` (tenant B's server, as the host numbers it), `secret`
 (a value from tenant B's env), `files` (the gateway's files to read: env file, database,

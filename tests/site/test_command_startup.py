@@ -1,7 +1,7 @@
 """A manage.py command that connects nothing loads no MCP SDK (a second of start-up each:
 `revoke_api_key` beside a running gateway, `make run`'s set-up, every test's commands).
-The SDK is loaded by the first connection or check instead (mcp_gateway.check,
-mcp_gateway.failures, mcp_gateway.pins, mcp_gateway.telemetry import it lazily)."""
+The SDK is loaded by the first connection or check instead (mcp_gateway.downstream.check,
+mcp_gateway.downstream.failures, kernel.pins, mcp_gateway.observe.telemetry import it lazily)."""
 
 import os
 import subprocess

@@ -48,7 +48,7 @@ def test_debug_runs_with_development_defaults():
     assert done.stdout.split() == [
         "True",
         "django.db.backends.sqlite3",
-        "mcp_gateway.store.EmbeddedCache",
+        "mcp_gateway.store.backends.EmbeddedCache",
     ]
 
 
@@ -64,7 +64,7 @@ def test_database_and_cache_come_from_their_urls():
     assert done.stdout.split() == [
         "False",
         "django.db.backends.postgresql",
-        "mcp_gateway.store.JsonRedisCache",  # Django's, keeping JSON: never its pickles
+        "mcp_gateway.store.backends.JsonRedisCache",  # Django's, keeping JSON: never its pickles
     ]
 
 

@@ -1,0 +1,181 @@
+"""What the gateway reads from the admins' world: immutable snapshots of API keys and tenant
+configurations (`snapshots`), and the database's installation.
+
+Snapshots live in this process and are reloaded when the tenant's version counter in the
+shared cache moves (`toolboxes.versions`, bumped on every save in any process), so the hot
+path reads one cache value and never the database. Secrets stay in this process's memory.
+What the gateway writes is `database.records`; OAuth access tokens are asked about by
+`front.auth`, through `accounts.oauth_callers`.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from django.core.cache import cache
+
+from kernel.pins import Pins
+from mcp_gateway.database.threads import in_thread
+from mcp_gateway.downstream.sandbox.paths import tenant_roots
+from mcp_gateway.snapshots.callers import KeyRecord
+from mcp_gateway.snapshots.sandbox import Limits, Mount, SandboxSpec
+from mcp_gateway.snapshots.servers import ServerConfig, TenantConfig, ToolboxConfig, fingerprint
+from mcp_gateway.store.shared import SharedStore
+from toolboxes import pins as tool_pins
+from toolboxes import versions
+from toolboxes.installation import describe_database, installation_id
+from toolboxes.launch import ServerLaunch, launch_of
+from toolboxes.models import ApiKey, Server, Tenant
+
+
+def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
+        return None
+    toolboxes = []
+    server_ids = Server.objects.filter(toolbox__tenant=tenant).values_list("pk", flat=True)
+    pinned = tool_pins.snapshot(server_ids)
+    toolboxes_with_servers = tenant.toolboxes.order_by("name").prefetch_related(
+        "servers__catalog_entry__parameters"
+    )
+    for toolbox in toolboxes_with_servers:
+        servers = []
+        for server in sorted(toolbox.servers.all(), key=lambda s: (s.position, s.pk)):
+            if server.enabled:
+                servers.append(_server_config(tenant.pk, server, pinned))
+        toolboxes.append(ToolboxConfig(toolbox.name, toolbox.description, tuple(servers)))
+    return TenantConfig(
+        tenant.pk,
+        tenant.slug,
+        tenant.is_active,
+        version,
+        tuple(toolboxes),
+        tenant.max_connections,
+    )
+
+
+def _server_config(
+    tenant_id: int, server: Server, pinned: dict[int, tool_pins.ServerPins]
+) -> ServerConfig:
+    launch = launch_of(server)  # a catalog-made server: its entry, values filled in
+    config = ServerConfig(
+        name=server.name,
+        transport=launch.transport,
+        command=launch.command,
+        args=tuple(launch.args),
+        env=tuple(sorted(launch.env.items())),
+        cwd=launch.cwd,
+        url=launch.url,
+        headers=tuple(sorted(launch.headers.items())),
+        tool_filters=tuple(server.tool_filters),
+        timeout=float(server.timeout),
+        idle_timeout=server.idle_timeout,
+        pins=_pins(server, pinned),
+        secrets=_secret_values(server),
+        server_id=server.pk,
+        sandbox=_sandbox_spec(tenant_id, launch, tenant_roots(server.toolbox.tenant.slug)),
+    )
+    return _with_fingerprint(config)
+
+
+def _secret_values(server: Server) -> tuple[str, ...]:
+    """The values of a catalog-made server's secret parameters (defaults included)."""
+    if server.catalog_entry_id is None:
+        return ()
+    values = server.catalog_values()
+    secret = [p.name for p in server.catalog_entry.parameters.all() if p.secret]
+    return tuple(sorted({values[name] for name in secret if values.get(name)}))
+
+
+def server_config(server: Server) -> ServerConfig:
+    """One server as the gateway would connect it (an admin's check; enabled or not)."""
+    return _server_config(server.toolbox.tenant_id, server, tool_pins.snapshot([server.pk]))
+
+
+def _sandbox_spec(tenant_id: int, server: ServerLaunch, roots: tuple[str, ...]) -> SandboxSpec:
+    mounts = tuple(Mount(item["path"], bool(item.get("writable"))) for item in server.mounts)
+    limits = Limits(
+        server.memory_limit_mb,
+        server.process_limit,
+        server.cpu_limit_seconds,
+        server.open_files_limit,
+    )
+    allow = tuple(server.egress_allow)
+    return SandboxSpec(tenant_id, mounts, server.network, limits, allow, roots)
+
+
+def _pins(server: Server, pinned: dict[int, tool_pins.ServerPins]) -> Pins:
+    state = pinned[server.pk]
+    return Pins(server.pinning, MappingProxyType(state.approved), state.trusted_fingerprint)
+
+
+def _with_fingerprint(config: ServerConfig) -> ServerConfig:
+    object.__setattr__(config, "fingerprint", fingerprint(config))
+    return config
+
+
+def load_key(prefix: str) -> KeyRecord | None:
+    api_key = ApiKey.objects.filter(prefix=prefix).first()
+    if api_key is None:
+        return None
+    # Read the version before the row: a change racing this load then forces a reload.
+    version = cache.get(versions.version_key(api_key.tenant_id), 0)
+    api_key.refresh_from_db()
+    scoped = frozenset(api_key.toolboxes.values_list("name", flat=True))
+    limited_to = scoped if api_key.limited else None
+    return KeyRecord(
+        key_id=api_key.pk,
+        prefix=api_key.prefix,
+        key_hash=api_key.key_hash,
+        tenant_id=api_key.tenant_id,
+        revoked=api_key.revoked_at is not None,
+        expires_at=api_key.expires_at.timestamp() if api_key.expires_at else None,
+        toolboxes=limited_to,
+        version=version,
+    )
+
+
+class Snapshots:
+    """This process's snapshots of key records and tenant configurations."""
+
+    def __init__(self, shared: SharedStore) -> None:
+        self.shared = shared  # where the per-tenant configuration versions are
+        self.installation: str | None = None  # the database's (`installation()`), at start
+        self._tenants: dict[int, TenantConfig] = {}
+        self._keys: dict[str, KeyRecord] = {}
+
+    async def version(self, tenant_id: int) -> int:
+        return await self.shared.get(versions.version_key(tenant_id, self.installation), 0)
+
+    async def key(self, prefix: str) -> KeyRecord | None:
+        record = self._keys.get(prefix)
+        if record is not None and record.version == await self.version(record.tenant_id):
+            return record
+        record = await in_thread(load_key)(prefix)
+        if record is None:
+            self._keys.pop(prefix, None)
+        else:
+            self._keys[prefix] = record
+        return record
+
+    async def tenant(self, tenant_id: int, version: int | None = None) -> TenantConfig | None:
+        if version is None:
+            version = await self.version(tenant_id)
+        snapshot = self._tenants.get(tenant_id)
+        if snapshot is None or snapshot.version != version:
+            snapshot = await in_thread(load_tenant)(tenant_id, version)
+            if snapshot is None:
+                self._tenants.pop(tenant_id, None)
+                return None
+            self._tenants[tenant_id] = snapshot
+        return snapshot
+
+
+def _installation() -> tuple[str, str]:
+    return installation_id(), describe_database()
+
+
+async def installation() -> tuple[str, str]:
+    """This database's installation id (made on first use) and its description, for the
+    gateway's start (toolboxes.installation)."""
+    return await in_thread(_installation)()

@@ -1,0 +1,65 @@
+"""What the gateway writes into the admins' world: how each new connection went (its
+server's status and, for pinning, what it offers), an admin's check of the same, a key's
+last use, and the call log's batches. Each runs in the ORM's thread (`threads.in_thread`)
+or, for the call log, in its writer's thread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from calls.writer import save_batch
+from kernel.pins import OFF
+from mcp_gateway.database.threads import in_thread
+from toolboxes import pins as tool_pins
+from toolboxes import server_status
+from toolboxes.models import ApiKey, Server
+
+
+def write_connection(
+    server_id: int,
+    pinning: str,
+    fingerprint: str,
+    ok: bool,
+    milliseconds: int,
+    reason: str,
+    definitions: list[dict[str, Any]],
+) -> None:
+    """How a connection (or an admin's check) went: ok or the classified reason and the
+    tools offered, shown as the server's status; and the offer recorded for pinning
+    (unless pinning is off)."""
+    server_status.save_result(server_id, ok, milliseconds, reason, definitions)
+    if ok and pinning != OFF:
+        server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
+        if server is not None:
+            tool_pins.record_offer(server, fingerprint, definitions)
+
+
+# A gateway's new connection, in one trip to the ORM's thread.
+record_connection = in_thread(write_connection)
+
+
+def record_check(
+    server: Server,
+    fingerprint: str,
+    ok: bool,
+    milliseconds: int,
+    reason: str,
+    definitions: list[dict[str, Any]],
+) -> None:
+    """An admin's check, recorded as a connect is."""
+    write_connection(server.pk, server.pinning, fingerprint, ok, milliseconds, reason, definitions)
+
+
+def _touch_key(key_id: int, when: float) -> None:
+    ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(when, tz=UTC))
+
+
+async def touch_key(key_id: int, when: float) -> None:
+    await in_thread(_touch_key)(key_id, when)
+
+
+def save_calls(entries: Sequence[Any]) -> None:
+    """Write a batch of call log entries (`observe.calllog`), in the writer's thread."""
+    save_batch(list(entries))

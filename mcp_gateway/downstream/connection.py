@@ -1,0 +1,289 @@
+"""One live downstream MCP session, owned by one task.
+
+The SDK's transports and `ClientSession` hold anyio cancel scopes that must be exited by
+the task that entered them, so a dedicated owner task (started in the pool's task group)
+enters them, waits for a stop signal, and exits them. Request handlers only send calls
+through the session; calls run concurrently on it, told apart by JSON-RPC ids.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+from kernel.pins import definition, digest
+from kernel.redaction import Redactor, current_redactor
+from mcp_gateway import __version__
+from mcp_gateway.downstream import failures
+from mcp_gateway.downstream.discovery import connect_settings, list_all_tools, redactor_for
+from mcp_gateway.downstream.envrefs import ReferenceEnviron
+from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
+from mcp_gateway.downstream.stderr import StderrPipe
+from mcp_gateway.downstream.streams import WatchedStream, result_size
+from mcp_gateway.downstream.transports import open_transport
+from mcp_gateway.observe import metrics, tracing
+from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
+
+logger = logging.getLogger("workbench.downstream")
+
+CLIENT_INFO = types.Implementation(name="workbench-gateway", version=__version__)
+
+
+class Connection:
+    def __init__(
+        self,
+        server: ServerConfig,
+        ref: ServerRef,
+        connect_timeout: float,
+        health: ServerHealth | None = None,
+        *,
+        max_result_bytes: int,
+    ) -> None:
+        self.max_result_bytes = max_result_bytes
+        self.health = health or ServerHealth(RespawnPolicy())
+        self.server = server
+        self.ref = ref
+        self.label = str(ref)  # its log lines' name
+        self.connect_timeout = connect_timeout
+        self.tools: list[types.Tool] = []
+        # Each tool's definition (kernel.pins) and its digest by name: made once, at connect.
+        self.definitions: list[dict[str, Any]] = []
+        self.digests: dict[str, str] = {}
+        self.error: str | None = None  # the client's phrase
+        self.incident: str | None = None  # the log line that tells the rest
+        self._failure_detail = ""
+        self._redact = Redactor()
+        self._stderr: StderrPipe | None = None
+        self._stream_ended = False
+        self.in_flight = 0
+        self.last_used = time.monotonic()
+        self._session: ClientSession | None = None
+        self._ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._closed = anyio.Event()
+
+    @property
+    def redact(self) -> Redactor:
+        """This server's redactor (known once `run` starts), for what is kept of its calls."""
+        return self._redact
+
+    @property
+    def alive(self) -> bool:
+        return self._session is not None and not self._stop.is_set()
+
+    @property
+    def is_ready(self) -> bool:
+        """Connected, or given up: no longer connecting."""
+        return self._ready.is_set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def run(self) -> None:
+        """The owner task: connect, serve until told to stop, then disconnect."""
+        stderr: StderrPipe | None = None
+        phase = "start"
+        policy, bounds = connect_settings()
+        environ = ReferenceEnviron(os.environ, policy)
+        self._redact = redactor_for(self.server, environ)
+        current_redactor.set(self._redact)  # this task and the SDK's tasks it starts
+        metrics.current_server.set(self.ref)  # whose limit kill the transport counts
+        connected = False
+        # One deadline over the whole connect, transport included (an SSE server may
+        # accept and never send its endpoint); lifted once connected. A scope, not
+        # fail_after, so that the SDK's own scopes opened inside it close first.
+        connecting = anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout)
+        try:
+            with connecting:
+                async with AsyncExitStack() as stack:
+                    if self.server.is_stdio:
+                        stderr = self._stderr = StderrPipe(self.label, self._redact)
+                    transport = open_transport(
+                        self.server,
+                        environ,
+                        stderr=stderr,
+                        connect_timeout=self.connect_timeout,
+                        max_result_bytes=self.max_result_bytes,
+                    )
+                    read, write = (await stack.enter_async_context(transport))[:2]
+                    if stderr:
+                        stderr.child_started()
+                    session = await stack.enter_async_context(
+                        ClientSession(
+                            WatchedStream(read, self._on_end_of_stream),
+                            write,
+                            client_info=CLIENT_INFO,
+                        )
+                    )
+                    phase = "initialize"
+                    await session.initialize()
+                    phase = "list"
+                    self.tools = await list_all_tools(session, bounds)
+                    self.definitions = [definition(tool) for tool in self.tools]
+                    self.digests = {item["name"]: digest(item) for item in self.definitions}
+                    connecting.deadline = math.inf
+                    self._session = session
+                    logger.info("[%s] connected (%d tools)", self.label, len(self.tools))
+                    self._ready.set()
+                    connected = True
+                    metrics.downstream_started(self.ref)
+                    await self._stop.wait()
+            if connecting.cancelled_caught and not self._ready.is_set():
+                self._fail(
+                    self._timeout_phrase(phase),
+                    f"{phase}: no answer within {self.connect_timeout:g}s",
+                )
+        except Exception as exc:  # any failure to connect is reported, never raised
+            if not self._ready.is_set():
+                exit_code = stderr.exit_code if stderr else None
+                self._fail(
+                    *failures.classify(
+                        exc, remote=not self.server.is_stdio, phase=phase, exit_code=exit_code
+                    )
+                )
+            else:
+                logger.warning("[%s] connection ended: %s", self.label, self._redact(repr(exc)))
+        finally:
+            self._session = None
+            if stderr:
+                stderr.close()
+            if self.error and not self._ready.is_set():
+                incident = failures.report(
+                    self.label,
+                    self.error,
+                    self._failure_detail,
+                    stderr_tail=stderr.tail if stderr else (),
+                    redact=self._redact,
+                )
+                self.incident = incident.id
+                self.health.failed(self.error)
+                metrics.downstream_failed_to_start(self.ref)
+            if connected:
+                metrics.downstream_ended(self.ref)
+            self._stop.set()
+            self._ready.set()
+            self._closed.set()
+
+    def _fail(self, phrase: str, detail: str) -> None:
+        self.error, self._failure_detail = phrase, detail
+
+    def _timeout_phrase(self, phase: str) -> str:
+        if not self.server.is_stdio:
+            return failures.UNREACHABLE  # one phrase for every remote failure to connect
+        return failures.LIST_TIMEOUT if phase == "list" else failures.START_TIMEOUT
+
+    def _on_end_of_stream(self) -> None:
+        """The server went away on its own (exited, crashed, dropped the stream), maybe
+        while idle: mark the connection dead so the next caller gets a new one."""
+        self._stream_ended = True
+        if self._ready.is_set() and not self._stop.is_set():
+            self._broken()
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def has_tool(self, name: str) -> bool:
+        return name in self.digests
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        progress_callback: Any = None,
+    ) -> types.CallToolResult:
+        # The pool hands each caller the server's newest settings: an admin may have
+        # changed the timeout since this connection was made.
+        timeout = self.server.timeout
+        session = self._session
+        if session is None:
+            raise failures.DownstreamFailure("the server connection is closed")
+        self.in_flight += 1
+        self.last_used = time.monotonic()
+        token = current_redactor.set(self._redact)
+        try:
+            # The gateway's own deadline, not the SDK's read timeout: the SDK reports its
+            # timeout as an MCPError of code -32001, which a server may send as its own
+            # error too. What happened decides: this scope's deadline passed, or not.
+            # On cancellation the SDK sends the server `notifications/cancelled`.
+            # send_request, not call_tool: the result is passed on as it came, without
+            # validating it against the tool's outputSchema here (the client may).
+            with (
+                anyio.move_on_after(timeout) as deadline,
+                tracing.downstream_span(self.ref, name) as span,
+            ):
+                result = await session.send_request(
+                    types.CallToolRequest(
+                        params=types.CallToolRequestParams(name=name, arguments=arguments)
+                    ),
+                    types.CallToolResult,
+                    progress_callback=progress_callback,
+                )
+                span.finished(result)
+            if deadline.cancelled_caught:
+                raise self._call_failure(
+                    f"timed out after {timeout:g}s",
+                    f"tools/call {name}: no answer within {timeout:g}s",
+                    timed_out=True,
+                )
+        except MCPError as exc:
+            # CONNECTION_CLOSED (-32000) is also a code a server may send: closed means the
+            # stream really ended.
+            if exc.code == CONNECTION_CLOSED and self._stream_ended:
+                raise self._broken() from None
+            # The server's own JSON-RPC error: the tool's answer, passed on unchanged.
+            raise failures.DownstreamFailure(exc.message) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise self._broken() from None
+        except failures.DownstreamFailure:
+            raise
+        except Exception as exc:  # e.g. a result that is not a CallToolResult
+            raise self._call_failure(
+                "the server sent an invalid result", f"tools/call {name}: {exc!r}"
+            ) from None
+        finally:
+            current_redactor.reset(token)
+            self.in_flight -= 1
+            self.last_used = time.monotonic()
+        self.health.succeeded()
+        size = result_size(result)
+        if size > self.max_result_bytes:
+            raise failures.DownstreamFailure(
+                f"the result is too large ({size} bytes; the limit is {self.max_result_bytes})"
+            )
+        return result
+
+    def _call_failure(
+        self, phrase: str, detail: str, *, timed_out: bool = False
+    ) -> failures.DownstreamFailure:
+        """A failure the gateway describes: the phrase for the client, the rest logged."""
+        tail = self._stderr.tail if self._stderr else ()
+        incident = failures.report(
+            self.label, phrase, detail, stderr_tail=tail, redact=self._redact
+        )
+        return failures.DownstreamFailure(phrase, timed_out=timed_out, incident=incident.id)
+
+    def _broken(self) -> failures.DownstreamFailure:
+        """The server died under us: stop (the pool replaces it) and count the failure."""
+        if not self._stop.is_set():
+            self.stop()
+            self.health.failed("the server connection closed")
+            metrics.downstream_crashed(self.ref)
+        return self._call_failure("the server connection closed", "the server's stream ended")

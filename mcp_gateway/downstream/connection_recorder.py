@@ -1,0 +1,48 @@
+"""Records how each new downstream connection went, off the request path: ok or the
+classified reason, the connect time and the tools offered (the server's status in the
+admin), and what it offers for pinning.
+
+Once per connection the pool starts (never per call): a small task waits for the connect
+to finish and hands the record to `record` (the gateway gives `database.records`'
+`record_connection`: one trip to the ORM's thread). A server failing for clients so shows
+failing in the admin. Nothing waits for the record, and the gateway's decision does not
+either: the snapshot trusts a configuration's first offer (trust-first) until the record
+says otherwise. A lost record is written by the next connect.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_gateway.downstream.connection import Connection
+
+logger = logging.getLogger("workbench.status")
+
+# (server id, pinning policy, fingerprint, ok, milliseconds, reason, definitions)
+RecordConnection = Callable[[int, str, str, bool, int, str, list[dict[str, Any]]], Awaitable[None]]
+
+
+async def record_connection(conn: Connection, record: RecordConnection) -> None:
+    """Run beside a new connection's owner task (the pool's task group)."""
+    server = conn.server
+    if not server.server_id:
+        return
+    started = time.monotonic()
+    await conn.wait_ready()
+    milliseconds = round((time.monotonic() - started) * 1000)
+    ok = conn.error is None
+    try:
+        await record(
+            server.server_id,
+            server.pins.policy,
+            server.fingerprint,
+            ok,
+            milliseconds,
+            conn.error or "",
+            conn.definitions if ok else [],
+        )
+    except Exception:  # a record lost is written by the next connection
+        logger.exception("[%s] could not record the connection", conn.label)

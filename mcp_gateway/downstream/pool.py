@@ -1,0 +1,204 @@
+"""This process's downstream connections, shared by every session and key of a tenant.
+
+Keyed by tenant, toolbox, server and configuration fingerprint: 100 sessions using one
+server share one process; an admin edit changes the fingerprint, so new calls get a new
+connection and the old one is closed once no call is in flight on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcp_gateway.downstream.connection import Connection
+from mcp_gateway.downstream.connection_recorder import RecordConnection, record_connection
+from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
+from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
+
+logger = logging.getLogger("workbench.pool")
+
+SHUTDOWN_GRACE_SECONDS = 10.0
+REAP_INTERVAL_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class PoolKey:
+    tenant_id: int
+    toolbox: str
+    server: str
+    fingerprint: str
+
+    @property
+    def place(self) -> tuple[int, str, str]:
+        """Which server this is, whatever configuration it was connected with."""
+        return (self.tenant_id, self.toolbox, self.server)
+
+
+class ConnectFailed(Exception):
+    def __init__(self, reason: str, incident: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.incident = incident  # the log line with the full reason (failures.report)
+
+
+class Pool:
+    def __init__(
+        self,
+        *,
+        connect_timeout: float,
+        idle_seconds: float,
+        max_result_bytes: int,
+        max_connections: int,
+        tenant_max_connections: int,
+        respawn: RespawnPolicy | None = None,
+        record: RecordConnection | None = None,
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self.tenant_max_connections = tenant_max_connections
+        self.max_result_bytes = max_result_bytes
+        self.idle_seconds = idle_seconds
+        self.respawn = respawn or RespawnPolicy()
+        self.record = record  # how each new connection went, for the admin (None: unrecorded)
+        self._health: dict[PoolKey, ServerHealth] = {}
+        self._connections: dict[PoolKey, Connection] = {}
+        self._retiring: set[Connection] = set()
+        self._task_group: TaskGroup | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Pool]:
+        """Owns every connection's task; leaving it closes them all within a bound."""
+        async with anyio.create_task_group() as task_group:
+            self._task_group = task_group
+            task_group.start_soon(self._reap_forever)
+            try:
+                yield self
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._close_all()
+                self._task_group = None
+                task_group.cancel_scope.cancel()
+
+    def connections(self) -> list[Connection]:
+        return [conn for conn in self._connections.values() if not conn.closed]
+
+    async def get(
+        self, key: PoolKey, server: ServerConfig, ref: ServerRef, tenant_limit: int | None = None
+    ) -> Connection:
+        """The live connection for key, connecting once however many callers wait for it."""
+        conn = self._connections.get(key)
+        if conn is None or (conn.is_ready and not conn.alive):
+            health = self._health.setdefault(key, ServerHealth(self.respawn))
+            if health.in_cooldown():
+                raise ConnectFailed(
+                    f"the server failed {health.failures} times in a row "
+                    f"(last: {health.last_reason}); next attempt in "
+                    f"{health.wait_seconds():.0f}s"
+                )
+            await anyio.sleep(health.wait_seconds())  # backoff, bounded by the policy
+            conn = self._connections.get(key)  # another caller may have started it meanwhile
+            if conn is None or (conn.is_ready and not conn.alive):
+                self._check_limits(
+                    key, self.tenant_max_connections if tenant_limit is None else tenant_limit
+                )
+                conn = self._start(key, server, ref, health)
+        await conn.wait_ready()
+        if not conn.alive:
+            if self._connections.get(key) is conn:
+                del self._connections[key]
+            raise ConnectFailed(conn.error or "the server connection closed", conn.incident)
+        conn.last_used = time.monotonic()  # an open counts as use: the reaper leaves it be
+        conn.server = server  # the same connection, but settings such as idle time may be new
+        return conn
+
+    def ready(self, key: PoolKey, server: ServerConfig) -> Connection | None:
+        """The live, connected connection for key, without waiting; None if there is none
+        (then `get` connects). Counts as use, as `get` does."""
+        conn = self._connections.get(key)
+        if conn is None or not conn.is_ready or not conn.alive:
+            return None
+        conn.last_used = time.monotonic()
+        conn.server = server
+        return conn
+
+    def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:
+        """Caps on live connections, for the process and per tenant. A connection that a new
+        one of the same server replaces does not count."""
+        others = [
+            other
+            for other in self._connections
+            if other.place != key.place and not self._connections[other].closed
+        ]
+        if len(others) >= self.max_connections:
+            raise ConnectFailed(
+                f"the gateway's limit of {self.max_connections} live server connections is "
+                "reached; try again later"
+            )
+        if sum(other.tenant_id == key.tenant_id for other in others) >= tenant_limit:
+            raise ConnectFailed(
+                f"this tenant's limit of {tenant_limit} live server connections is reached"
+            )
+
+    def _start(
+        self, key: PoolKey, server: ServerConfig, ref: ServerRef, health: ServerHealth
+    ) -> Connection:
+        if self._task_group is None:
+            raise RuntimeError("The downstream pool is not running")
+        conn = Connection(
+            server, ref, self.connect_timeout, health, max_result_bytes=self.max_result_bytes
+        )
+        self._connections[key] = conn
+        self._task_group.start_soon(conn.run)
+        if self.record is not None:
+            self._task_group.start_soon(record_connection, conn, self.record)
+        # Older configurations of the same server are closed once their calls are done.
+        for other_key, other in list(self._connections.items()):
+            if other_key.place == key.place and other_key != key:
+                del self._connections[other_key]
+                self._health.pop(other_key, None)
+                self._retiring.add(other)
+        self._reap_retiring()
+        return conn
+
+    def _reap_retiring(self) -> None:
+        for conn in list(self._retiring):
+            if conn.in_flight == 0 or conn.closed:
+                conn.stop()
+                self._retiring.discard(conn)
+
+    def reap(self, now: float | None = None) -> None:
+        """Close retired connections once idle, and live ones unused for their idle time."""
+        now = time.monotonic() if now is None else now
+        self._reap_retiring()
+        for key, conn in list(self._connections.items()):
+            if conn.closed:
+                del self._connections[key]
+            elif conn.alive and conn.in_flight == 0 and now - conn.last_used > self._idle(conn):
+                logger.info("[%s] closing idle connection", conn.label)
+                del self._connections[key]
+                conn.stop()
+
+    def _idle(self, conn: Connection) -> float:
+        """How long this connection may sit unused: its server's own limit, else the pool's."""
+        return conn.server.idle_timeout or self.idle_seconds
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await anyio.sleep(REAP_INTERVAL_SECONDS)
+            self.reap()
+
+    async def _close_all(self) -> None:
+        conns = [*self._connections.values(), *self._retiring]
+        self._connections.clear()
+        self._retiring.clear()
+        for conn in conns:
+            conn.stop()
+        with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+            for conn in conns:
+                await conn.wait_closed()

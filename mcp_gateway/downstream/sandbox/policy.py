@@ -1,0 +1,117 @@
+"""The gateway-wide sandbox rules (the WORKBENCH_SANDBOX* settings), this process's
+policy, and what a sandboxed server's limits are and what its exit says of them."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from mcp_gateway.snapshots.sandbox import Limits, SandboxSpec
+
+logger = logging.getLogger("workbench.sandbox")
+
+MODES = ("bwrap", "none")
+FIX = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on a kernel that allows "
+    "user namespaces, or set WORKBENCH_SANDBOX=none to run stdio servers unsandboxed"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """The gateway-wide rules (from the WORKBENCH_SANDBOX* settings)."""
+
+    mode: str = "bwrap"
+    limits: Limits = field(default_factory=lambda: Limits(1024, 512, 3600, 1024))
+    uid_base: int = 200_000
+    tmp_mb: int = 64  # each of the tmpfs /tmp and HOME, at the most
+    # Never bound, and masked where a system directory would show them: the project
+    # directory, the database's directory, the env file, ...
+    protected: tuple[str, ...] = ()
+    bwrap: str = "bwrap"
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode == "bwrap"
+
+    @classmethod
+    def from_settings(cls) -> SandboxPolicy:
+        """From Django's WORKBENCH_SANDBOX* settings (workbench_site/settings.py)."""
+        return cls(
+            mode=settings.WORKBENCH_SANDBOX,
+            limits=Limits(
+                settings.WORKBENCH_SANDBOX_MEMORY_MB or None,
+                settings.WORKBENCH_SANDBOX_PROCESSES or None,
+                settings.WORKBENCH_SANDBOX_CPU_SECONDS or None,
+                settings.WORKBENCH_SANDBOX_OPEN_FILES or None,
+            ),
+            uid_base=settings.WORKBENCH_SANDBOX_UID_BASE,
+            tmp_mb=settings.WORKBENCH_SANDBOX_TMP_MB,
+            protected=tuple(settings.WORKBENCH_SANDBOX_PROTECTED_PATHS),
+        )
+
+
+_policy: SandboxPolicy | None = None
+
+
+def configure(policy: SandboxPolicy) -> None:
+    """Set this process's policy (at start); `none` is logged as a warning."""
+    global _policy
+    if policy.mode not in MODES:
+        raise ValueError(f"WORKBENCH_SANDBOX must be one of {', '.join(MODES)}")
+    _policy = policy
+    if not policy.enabled:
+        logger.warning(
+            "WORKBENCH_SANDBOX=none: stdio servers run unsandboxed, as the gateway's own user, "
+            "and can read its files, environment and other tenants' processes"
+        )
+
+
+def active_policy() -> SandboxPolicy:
+    """The configured policy, else the settings' (read once)."""
+    global _policy
+    if _policy is None:
+        _policy = SandboxPolicy.from_settings()
+    return _policy
+
+
+def effective_limits(spec: SandboxSpec, policy: SandboxPolicy) -> Limits:
+    return spec.limits.over(policy.limits)
+
+
+# What runtimes print when an allocation fails past RLIMIT_DATA (Python, Node, C/C++, Go).
+OUT_OF_MEMORY_MARKERS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "heap out of memory",
+    "std::bad_alloc",
+    "out of memory",
+)
+
+
+def exit_reason(
+    returncode: int | None,
+    limits: Limits,
+    last_words: Iterable[str] = (),
+    oom_killed: bool = False,
+) -> str | None:
+    """The limit a sandboxed server's exit shows it was stopped by, if any: the CPU limit
+    by its signal, the memory limit by its cgroup's OOM kill or by what the runtime
+    printed as it died (an allocation past RLIMIT_DATA fails; the runtime then exits or
+    aborts)."""
+    if returncode is None or returncode == 0:
+        return None
+    signo = returncode - 128 if returncode > 128 else -returncode
+    if signo == signal.SIGXCPU and limits.cpu_seconds:
+        return f"the server was stopped by its CPU time limit ({limits.cpu_seconds} s)"
+    if limits.memory_mb and oom_killed:
+        return f"the server was stopped by its memory limit ({limits.memory_mb} MiB)"
+    if limits.memory_mb and any(
+        marker in line for line in last_words for marker in OUT_OF_MEMORY_MARKERS
+    ):
+        return f"the server was stopped by its memory limit ({limits.memory_mb} MiB)"
+    return None

@@ -1,0 +1,104 @@
+"""Check servers the way the gateway connects them (the admin's "check" and the
+`check_config` command).
+
+Connect (the pool's own `Connection`, so the same transports, sandbox and classified
+failures), list the tools, disconnect. Run from sync code (an admin view, a command) with
+`check_servers`, which also records each result as the server's status, and its offer for
+pinning, as a gateway connect does. Nothing is shared with a running gateway's pool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from django.conf import settings
+
+from mcp_gateway.database.reads import server_config
+from mcp_gateway.database.records import record_check
+from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
+
+if TYPE_CHECKING:
+    from toolboxes.models import Server
+
+CONCURRENT_CHECKS = 4  # servers started at once by one admin request
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    ok: bool
+    milliseconds: int
+    tools: list[dict[str, Any]] = field(default_factory=list)  # definitions (kernel.pins)
+    reason: str = ""  # the classified phrase a client would read
+    incident: str | None = None
+    stderr_tail: tuple[str, ...] = ()  # redacted; for admins only
+
+
+def _limits() -> tuple[float, int]:
+    """The gateway's own connect timeout and result bound (its settings)."""
+    return settings.WORKBENCH_CONNECT_TIMEOUT_SECONDS, settings.WORKBENCH_MAX_RESULT_BYTES
+
+
+async def check_server(
+    server: ServerConfig,
+    ref: ServerRef,
+    *,
+    connect_timeout: float | None = None,
+    max_result_bytes: int | None = None,
+) -> CheckResult:
+    # Imported here: the admin imports this module, and every manage.py command loads the
+    # admin; the SDK (a second of start-up) is loaded by the first check instead.
+    from mcp_gateway.downstream.connection import Connection
+
+    default_timeout, default_bytes = _limits()
+    conn = Connection(
+        server,
+        ref,
+        connect_timeout or default_timeout,
+        max_result_bytes=max_result_bytes or default_bytes,
+    )
+    started = time.monotonic()
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(conn.run)
+        await conn.wait_ready()
+        milliseconds = round((time.monotonic() - started) * 1000)
+        conn.stop()
+    pipe = getattr(conn, "_stderr", None)  # the connection's own stderr pipe, if stdio
+    tail = tuple(pipe.tail) if pipe is not None else ()
+    if conn.error:
+        return CheckResult(False, milliseconds, [], conn.error, conn.incident, tail)
+    return CheckResult(True, milliseconds, conn.definitions)
+
+
+def check_servers(servers: Sequence[Server]) -> list[CheckResult]:
+    """Check configured servers (rows with `toolbox__tenant` loaded), a few at once, and
+    record each result: the server's status, and its offer for pinning. From sync code."""
+    configs = [server_config(server) for server in servers]
+    refs = [ServerRef(s.toolbox.tenant.slug, s.toolbox.name, s.name) for s in servers]
+    results: list[CheckResult | None] = [None] * len(servers)
+    limiter = anyio.CapacityLimiter(CONCURRENT_CHECKS)
+
+    async def one(index: int) -> None:
+        async with limiter:
+            results[index] = await check_server(configs[index], refs[index])
+
+    async def all_of_them() -> None:
+        async with anyio.create_task_group() as task_group:
+            for index in range(len(servers)):
+                task_group.start_soon(one, index)
+
+    anyio.run(all_of_them)
+    done = [result for result in results if result is not None]
+    for server, config, result in zip(servers, configs, done, strict=True):
+        record_check(
+            server,
+            config.fingerprint,
+            result.ok,
+            result.milliseconds,
+            result.reason,
+            result.tools,
+        )
+    return done

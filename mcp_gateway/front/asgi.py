@@ -1,0 +1,103 @@
+"""Small ASGI pieces of the front door: a request body read within a bound and replayed,
+JSON answers, a watch for the client going away, and the Mcp-Session-Id an `initialize`
+gets."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections import deque
+from typing import Any
+
+import anyio
+from mcp.server.streamable_http import check_accept_headers
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+from mcp_gateway.front.request_state import RequestState
+
+logger = logging.getLogger("workbench.auth")
+
+SESSION_HEADER = b"mcp-session-id"
+# A body that may ask for progress: the key itself, or any JSON escape (which could spell
+# it). Such a request is answered as an SSE stream, so that its progress can come on it.
+PROGRESS_MARKERS = (b"progressToken", b"\\u")
+
+
+async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bool]:
+    """The request's messages up to the end of its body (True), or up to the first one
+    past `limit` bytes or not a body (False): at most `limit` plus one message in memory."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, False
+        size += len(message.get("body", b""))
+        if size > limit:
+            return messages, False
+        if not message.get("more_body", False):
+            return messages, True
+
+
+def replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = deque(messages)
+
+    async def replayed() -> Message:
+        return pending.popleft() if pending else await receive()
+
+    return replayed
+
+
+def answers_as_json(scope: Scope, body: bytes) -> bool:
+    """Whether a plain JSON body may answer this POST: the client accepts both forms (so
+    refusals stay the SSE transport's own) and its request cannot ask for progress."""
+    has_json, has_sse = check_accept_headers(Request(scope))
+    return has_json and has_sse and not any(marker in body for marker in PROGRESS_MARKERS)
+
+
+async def json_response(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()
+) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Cancel `scope` when the client goes away (uvicorn also says so once the response is
+    complete): what an SSE response does for its request, done for a JSON one."""
+    try:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # the server's receive failed: the request ends with its scope
+        logger.debug("receive failed while waiting for a disconnect", exc_info=True)
+    scope.cancel()
+
+
+def with_new_session_id(send: Send, state: RequestState) -> Send:
+    """`send`, adding a new Mcp-Session-Id to a successful answer (an `initialize`)."""
+    session_id = uuid.uuid4().hex.encode()
+    state.new_session_id = session_id.decode()  # where the client's name is kept
+
+    async def send_with_session(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 200:
+            message = {
+                **message,
+                "headers": [*message.get("headers", []), (SESSION_HEADER, session_id)],
+            }
+        await send(message)
+
+    return send_with_session

@@ -1,0 +1,248 @@
+"""The ASGI app behind `/mcp`: authenticate, name the session, hand over to the SDK.
+
+The SDK serves statelessly (any process answers any request). For clients of the
+2025-11-25 revision the gateway still gives each `initialize` an `Mcp-Session-Id`, so
+that what a session opens stays its own; the id names state in the shared store and
+needs no process to remember it. `Gateway` also assembles the gateway's parts from its
+options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from mcp_gateway.database.reads import Snapshots, installation
+from mcp_gateway.database.records import record_connection, save_calls
+from mcp_gateway.database.threads import release_database
+from mcp_gateway.downstream.pool import Pool
+from mcp_gateway.downstream.sandbox.policy import active_policy
+from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
+from mcp_gateway.front.asgi import (
+    SESSION_HEADER,
+    answers_as_json,
+    json_response,
+    read_body,
+    replay,
+    until_disconnect,
+    with_new_session_id,
+)
+from mcp_gateway.front.auth import (
+    MULTIPLE_CREDENTIALS,
+    MULTIPLE_CREDENTIALS_MESSAGE,
+    Authenticator,
+    AuthError,
+    challenge,
+    credential_headers,
+    refused_key_prefix,
+)
+from mcp_gateway.front.cancellation import InFlightCalls
+from mcp_gateway.front.hostcheck import HostCheck, refuse
+from mcp_gateway.front.request_state import RequestState
+from mcp_gateway.front.server import build_server
+from mcp_gateway.metatools.meta_tools import MetaTools
+from mcp_gateway.metatools.open_state import OpenToolboxes
+from mcp_gateway.metatools.ratelimit import InFlight, Limit, RateLimiter, buckets_for
+from mcp_gateway.observe import metrics
+from mcp_gateway.observe.calllog import CallLog
+from mcp_gateway.observe.client_names import ClientNames
+from mcp_gateway.observe.recorder import Recorder
+from mcp_gateway.options import GatewayOptions
+from mcp_gateway.store.shared import installation_prefix, store_for
+
+logger = logging.getLogger("workbench.auth")
+
+NO_STANDALONE_STREAM = (
+    "This endpoint offers no server-to-client stream (GET): send requests by POST; "
+    "answers and progress come on each POST's own response."
+)
+PROTOCOL_HEADER = b"mcp-protocol-version"
+TOO_MANY_IN_FLIGHT = (
+    "This API key has {limit} requests in flight, its limit: retry when one has answered."
+)
+IN_FLIGHT_RETRY_SECONDS = 1
+# The SDK's own Host/Origin check is off: `hostcheck` makes the same one, as set lookups.
+NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+class Gateway:
+    def __init__(self, options: GatewayOptions) -> None:
+        self.options = options
+        self.shared = store_for(options.cache)
+        call_log = (
+            CallLog(save_calls, options.call_log_queue, options.call_log_batch)
+            if options.call_log
+            else None
+        )
+        self.recorder = Recorder(call_log, ClientNames(self.shared, options.session_idle_seconds))
+        self.snapshots = Snapshots(self.shared)
+        self.auth = Authenticator(self.snapshots)
+        self.open_toolboxes = OpenToolboxes(options.session_idle_seconds, self.shared)
+        self.pool = Pool(
+            connect_timeout=options.connect_timeout_seconds,
+            idle_seconds=options.idle_connection_seconds,
+            max_result_bytes=options.max_result_bytes,
+            max_connections=options.max_connections,
+            tenant_max_connections=options.tenant_max_connections,
+            record=record_connection,
+        )
+        self.limiter = RateLimiter(
+            buckets_for(options.cache),
+            Limit.parse(options.tenant_rate_limit, options.tenant_rate_burst),
+            Limit.parse(options.key_rate_limit, options.key_rate_burst),
+            open_tenant=Limit.parse(options.open_tenant_rate_limit, options.open_tenant_rate_burst),
+            open_key=Limit.parse(options.open_key_rate_limit, options.open_key_rate_burst),
+        )
+        self.in_flight = InFlight(options.key_max_in_flight)
+        self.metatools = MetaTools(self.pool, self.open_toolboxes, self.limiter)
+        self.calls = InFlightCalls()
+        self.server = build_server(self.metatools, self.recorder, self.calls)
+        self.host_check = HostCheck(options.allowed_hosts)
+        # Two ways to answer a POST, both stateless: an SSE stream (a request that may ask
+        # for progress) and one JSON body (every other; no stream machinery per request).
+        self.server.streamable_http_app(
+            stateless_http=True,
+            transport_security=NO_SDK_HOST_CHECK,
+            max_request_body_size=options.max_request_bytes,
+        )
+        self.json_answers = StreamableHTTPSessionManager(
+            app=self.server,
+            json_response=True,
+            stateless=True,
+            security_settings=NO_SDK_HOST_CHECK,
+            max_request_body_size=options.max_request_bytes,
+        )
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Gateway]:
+        """Enter once, in the task that owns the ASGI lifespan."""
+        try:
+            await self._start()
+            async with (
+                self.server.session_manager.run(),
+                self.json_answers.run(),
+                self.pool.running(),
+                self.recorder.running(),
+            ):
+                yield self
+        finally:
+            await self.limiter.buckets.close()
+            await self.shared.close()
+            await release_database()
+
+    async def _start(self) -> None:
+        """Before serving: the database's installation names the entries this gateway keeps
+        in the shared store (a new database never finds an old one's), and claims the
+        sandbox's uid range on this host (UidRangeClaimed when another installation has it:
+        the gateway does not start)."""
+        installation_id, database = await installation()
+        prefix = installation_prefix(installation_id)
+        self.snapshots.installation = installation_id
+        self.open_toolboxes.prefix = prefix
+        self.limiter.prefix = prefix
+        policy = active_policy()
+        if policy.enabled:
+            await anyio.to_thread.run_sync(
+                claim_uid_base,
+                Path(self.options.sandbox_uid_claims_dir),
+                policy.uid_base,
+                installation_id,
+                database,
+            )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if credential_headers(scope["headers"]) > 1:
+            metrics.auth_refused(MULTIPLE_CREDENTIALS)
+            logger.info("refused: %s", MULTIPLE_CREDENTIALS)
+            body = {"error": MULTIPLE_CREDENTIALS, "message": MULTIPLE_CREDENTIALS_MESSAGE}
+            await json_response(send, 400, body)
+            return
+        headers = dict(scope["headers"])
+        try:
+            caller = await self.auth.authenticate(headers)
+        except AuthError as exc:
+            metrics.auth_refused(exc.reason)
+            prefix = refused_key_prefix(headers)
+            logger.info(
+                "refused: %s (key prefix %s)", exc.reason, prefix, extra={"key_prefix": prefix}
+            )
+            await json_response(
+                send,
+                401,
+                {"error": exc.reason, "message": exc.message},
+                [(b"www-authenticate", challenge(scope, exc, self.host_check))],
+            )
+            return
+        session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None
+        if scope["method"] == "DELETE" and session_id:
+            # The client ends its session. What it opened belongs to its key, and other
+            # sessions of that key may be using it: nothing is forgotten.
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if scope["method"] == "GET":
+            # Served statelessly, nothing is ever sent on a standalone stream; holding one
+            # open would cost a transport per idle client. The spec's answer: 405.
+            await json_response(
+                send,
+                405,
+                {"error": "method_not_allowed", "message": NO_STANDALONE_STREAM},
+                [(b"allow", b"POST, DELETE")],
+            )
+            return
+        refusal = self.host_check.refusal(scope, headers)
+        if refusal is not None:
+            await refuse(send, *refusal)
+            return
+        state = RequestState(caller, session_id)
+        state.put(scope)
+        # An `initialize` (2025-11-25): no session yet, no protocol version header yet.
+        if session_id is None and PROTOCOL_HEADER not in headers and scope["method"] == "POST":
+            send = with_new_session_id(send, state)
+        with self.in_flight.enter(caller.key.key_id) as admitted:
+            if admitted:
+                await self._serve(scope, receive, send, state)
+                return
+        metrics.in_flight_refused(caller.tenant.slug)
+        await json_response(
+            send,
+            429,
+            {
+                "error": "rate_limited",
+                "code": "RATE_LIMITED",
+                "message": TOO_MANY_IN_FLIGHT.format(limit=self.in_flight.limit),
+                "details": {"retry_after": IN_FLIGHT_RETRY_SECONDS},
+            },
+            [(b"retry-after", str(IN_FLIGHT_RETRY_SECONDS).encode())],
+        )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, state: RequestState) -> None:
+        """Hand the request to the SDK: as one JSON body when it may be, else as SSE."""
+        sse = self.server.session_manager
+        if scope["method"] != "POST":
+            await sse.handle_request(scope, receive, send)
+            return
+        messages, whole = await read_body(receive, self.options.max_request_bytes)
+        replayed = replay(messages, receive)
+        body = b"".join(m.get("body", b"") for m in messages) if whole else b""
+        # Applied here: served statelessly, the notification's own server is ended as soon
+        # as it is accepted, before the SDK would hand it on.
+        self.calls.apply(state, body)
+        if not whole or not answers_as_json(scope, body):
+            await sse.handle_request(scope, replayed, send)  # its body limit answers 413
+            return
+        # A bare task rather than a task group: no group's bookkeeping on every call.
+        with anyio.CancelScope() as served:
+            watcher = asyncio.get_running_loop().create_task(until_disconnect(receive, served))
+            try:
+                await self.json_answers.handle_request(scope, replayed, send)
+            finally:
+                watcher.cancel()

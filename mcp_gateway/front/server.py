@@ -1,0 +1,111 @@
+"""The SDK `Server` that clients talk to: two meta-tools and per-caller instructions.
+
+Served stateless, so any gateway process can answer any request; what must outlive a
+request (open toolboxes) is in the shared store. The caller (tenant and key) is put in the
+ASGI scope by `http` (`RequestState`) before the SDK sees the request. Each meta-tool's
+outcome goes to the recorder here, the one place that sees both.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+
+from mcp_gateway import __version__
+from mcp_gateway.front import instructions
+from mcp_gateway.front.cancellation import InFlightCalls
+from mcp_gateway.front.request_naming import request_middlewares
+from mcp_gateway.front.request_state import RequestState
+from mcp_gateway.metatools import errors
+from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.meta_tools import MetaTools
+from mcp_gateway.metatools.tools import META_TOOLS, error_result
+from mcp_gateway.metatools.use_tool import ToolCall
+from mcp_gateway.observe.outcome import Outcome
+from mcp_gateway.observe.recorder import Recorder
+
+
+def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
+    assert ctx.request is not None
+    state = RequestState.of(ctx.request.scope)  # set by front.http for every request
+    assert state is not None
+    return state
+
+
+def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """Relays a downstream tool's progress on the caller's own request stream, when the
+    caller asked for progress (else the downstream is not asked for it either)."""
+    if (ctx.meta or {}).get("progress_token") is None:
+        return None
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    return forward
+
+
+def build_server(
+    metatools: MetaTools, recorder: Recorder, in_flight: InFlightCalls | None = None
+) -> Server[Any]:
+    """`in_flight`: the calls a client's `notifications/cancelled` may reach (`http`
+    applies those, before a stateless request's server may be gone)."""
+    in_flight = in_flight if in_flight is not None else InFlightCalls()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=META_TOOLS)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        state = _state(ctx)
+        started = time.perf_counter()
+        if params.name == "open_toolbox":
+            opened = await metatools.open_toolbox(state.caller, params.arguments)
+            recorder.open_toolbox(state.caller, params.arguments, opened, started)
+            assert opened.result is not None
+            return opened.result
+        if params.name == "use_tool":
+            call = ToolCall.of(state.caller, params.arguments)
+            outcome: Outcome | None = None
+            try:
+                with in_flight.track(state.owner, ctx.request_id):
+                    outcome = await metatools.user(call, _progress_forwarder(ctx))
+            finally:  # a cancelled call is recorded too (its result None)
+                done = outcome or call.outcome(None)
+                recorder.use_tool(state.caller, params.arguments, done, started)
+            if outcome is None:  # cancelled by the client: nobody waits for this answer
+                return error_result(errors.cancelled())
+            assert outcome.result is not None
+            return outcome.result
+        return error_result(
+            GatewayError(
+                ErrorCode.INVALID_PARAMETERS,
+                f"Unknown tool: '{params.name}'. This server offers open_toolbox and use_tool.",
+            )
+        )
+
+    async def per_caller_instructions(
+        ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+            result = {**result, "instructions": instructions.render(_state(ctx).caller)}
+        return result
+
+    server: Server[Any] = Server(
+        "workbench",
+        version=__version__,
+        title="Workbench MCP gateway",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    # Replaces the SDK's default middleware: the SDK's own OpenTelemetry middleware comes
+    # back only when spans are exported (tracing.configure_tracing).
+    server.middleware = [*request_middlewares(recorder.client_names), per_caller_instructions]
+    return server

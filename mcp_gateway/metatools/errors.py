@@ -1,0 +1,209 @@
+"""The contract's error codes and texts, in one place (docs/contract.md).
+
+Every failure a client can see is a `GatewayError`; `metatools.tools.error_result` turns it
+into an MCP tool result with `isError: true` and `structuredContent.error`.
+"""
+
+import math
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    INVALID_PARAMETERS = "INVALID_PARAMETERS"
+    TOOLBOX_NOT_FOUND = "TOOLBOX_NOT_FOUND"
+    TOOLBOX_NOT_OPEN = "TOOLBOX_NOT_OPEN"
+    SERVER_NOT_FOUND = "SERVER_NOT_FOUND"
+    TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+    TOOL_NOT_APPROVED = "TOOL_NOT_APPROVED"
+    CONNECTION_FAILED = "CONNECTION_FAILED"
+    DOWNSTREAM_ERROR = "DOWNSTREAM_ERROR"
+    TIMEOUT = "TIMEOUT"
+    FORBIDDEN = "FORBIDDEN"
+    # Not in the spec's list (0.13): a call refused by a per-tenant or per-key rate limit.
+    RATE_LIMITED = "RATE_LIMITED"
+
+
+class GatewayError(Exception):
+    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def as_structured(self) -> dict[str, Any]:
+        return {
+            "error": {"code": self.code.value, "message": self.message, "details": self.details}
+        }
+
+
+# open_toolbox
+
+
+def open_invalid(what: str) -> GatewayError:
+    return GatewayError(ErrorCode.INVALID_PARAMETERS, f"Invalid parameters: {what}")
+
+
+def toolbox_not_found(toolbox: str, available: list[str]) -> GatewayError:
+    listed = ", ".join(available) if available else "(none)"
+    return GatewayError(
+        ErrorCode.TOOLBOX_NOT_FOUND,
+        f"Error: Toolbox '{toolbox}' not found. Available toolboxes: {listed}",
+        toolbox=toolbox,
+        available=available,
+    )
+
+
+def connect_failure_line(server: str, toolbox: str, reason: str) -> str:
+    return f"Failed to connect to server '{server}' in toolbox '{toolbox}': {reason}"
+
+
+def open_failed(
+    toolbox: str, lines: list[str], incidents: dict[str, str] | None = None
+) -> GatewayError:
+    """Every server failed. `incidents` (server: id) finds each full reason in the log;
+    `incident` is the first, for clients that read one."""
+    extra: dict[str, Any] = {}
+    if incidents:
+        extra = {"incident": next(iter(incidents.values())), "incidents": incidents}
+    return GatewayError(
+        ErrorCode.CONNECTION_FAILED,
+        f"Error opening toolbox '{toolbox}': " + "\n".join(lines),
+        toolbox=toolbox,
+        errors=lines,
+        **extra,
+    )
+
+
+def open_too_large(toolbox: str, size: int, limit: int) -> GatewayError:
+    return GatewayError(
+        ErrorCode.DOWNSTREAM_ERROR,
+        f"Error opening toolbox '{toolbox}': the tool list is too large "
+        f"({size} bytes; the limit is {limit})",
+        toolbox=toolbox,
+    )
+
+
+def _retry_after(wait: float) -> float:
+    """Seconds to wait, to the hundredth and rounded up (a client that waits this long
+    is never early), the same in the text and in `details.retry_after`."""
+    return math.ceil(wait * 100) / 100
+
+
+def open_rate_limited(toolbox: str, wait: float) -> GatewayError:
+    seconds = _retry_after(wait)
+    return GatewayError(
+        ErrorCode.RATE_LIMITED,
+        f"Error opening toolbox '{toolbox}': rate limit reached; retry in {seconds:.2f}s",
+        toolbox=toolbox,
+        retry_after=seconds,
+    )
+
+
+def forbidden(toolbox: str, available: list[str]) -> GatewayError:
+    listed = ", ".join(available) if available else "(none)"
+    return GatewayError(
+        ErrorCode.FORBIDDEN,
+        f"Error: This API key may not use toolbox '{toolbox}'. Available toolboxes: {listed}",
+        toolbox=toolbox,
+        available=available,
+    )
+
+
+# use_tool
+
+
+def use_invalid(what: str) -> GatewayError:
+    return GatewayError(ErrorCode.INVALID_PARAMETERS, f"Invalid tool invocation parameters: {what}")
+
+
+EMPTY_FIELD_TEXTS = {
+    "toolbox": "toolbox: Toolbox name cannot be empty",
+    "server": "server: Server name cannot be empty",
+    "name": "name: Tool name cannot be empty",
+}
+
+
+def use_empty(field: str) -> GatewayError:
+    return GatewayError(ErrorCode.INVALID_PARAMETERS, EMPTY_FIELD_TEXTS[field], field=field)
+
+
+def toolbox_not_open(toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.TOOLBOX_NOT_OPEN,
+        f"Error executing tool: Toolbox '{toolbox}' is not open. Call open_toolbox first.",
+        toolbox=toolbox,
+    )
+
+
+def server_not_found(server: str, toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.SERVER_NOT_FOUND,
+        f"Error executing tool: Server '{server}' not found in toolbox '{toolbox}'",
+        toolbox=toolbox,
+        server=server,
+    )
+
+
+def tool_not_found(tool: str, server: str, toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.TOOL_NOT_FOUND,
+        f"Error executing tool: Tool '{tool}' not found in server '{server}'",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
+def held_line(tool: str, server: str) -> str:
+    """One line of open_toolbox's `_held`: a tool pinned and waiting (kernel.pins)."""
+    return f"Tool '{tool}' in server '{server}' is waiting for an admin's approval"
+
+
+def tool_not_approved(tool: str, server: str, toolbox: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.TOOL_NOT_APPROVED,
+        f"Error executing tool: {held_line(tool, server)}",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
+def downstream_failed(
+    code: ErrorCode,
+    tool: str,
+    server: str,
+    toolbox: str,
+    reason: str,
+    incident: str | None = None,
+) -> GatewayError:
+    """`reason` is a classified phrase (with `incident`, the log line holding the rest)
+    or the server's own error message (no incident: it is the tool's answer)."""
+    extra = {"incident": incident} if incident else {}
+    return GatewayError(
+        code,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): {reason}",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+        **extra,
+    )
+
+
+def rate_limited(tool: str, server: str, toolbox: str, wait: float) -> GatewayError:
+    seconds = _retry_after(wait)
+    return GatewayError(
+        ErrorCode.RATE_LIMITED,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        f"rate limit reached; retry in {seconds:.2f}s",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+        retry_after=seconds,
+    )
+
+
+def cancelled() -> GatewayError:
+    """The answer to a call its client cancelled; the SDK drops it, as nobody waits."""
+    return GatewayError(ErrorCode.DOWNSTREAM_ERROR, "Error executing tool: cancelled by the client")

@@ -1,0 +1,148 @@
+"""`open_toolbox`: the contract's checks, in its order, then every server of the toolbox
+connected at once, and the tools they offer listed (after filters and pinning)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+from mcp_gateway.downstream.connection import Connection
+from mcp_gateway.downstream.pool import ConnectFailed, Pool
+from mcp_gateway.metatools import errors
+from mcp_gateway.metatools.connect import connection, pool_key
+from mcp_gateway.metatools.errors import GatewayError
+from mcp_gateway.metatools.open_state import OpenToolboxes
+from mcp_gateway.metatools.ratelimit import RateLimiter
+from mcp_gateway.metatools.schemas import named_toolbox, parse_open_args
+from mcp_gateway.metatools.tools import failed, tool_entry
+from mcp_gateway.observe.outcome import Outcome
+from mcp_gateway.snapshots.callers import Caller
+from mcp_gateway.snapshots.servers import ServerConfig, ToolboxConfig
+
+
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    toolbox: ToolboxConfig
+    connections: tuple[Connection | str, ...]
+    text: str
+    result: dict[str, Any]
+
+
+class ToolboxOpener:
+    def __init__(self, pool: Pool, open_toolboxes: OpenToolboxes, limiter: RateLimiter) -> None:
+        self.pool = pool
+        self.open_toolboxes = open_toolboxes
+        self.limiter = limiter
+        # What the last successful open of each toolbox returned, serialized once, and what
+        # it was made from: the tenant's snapshot of the toolbox (its servers, filters and
+        # approved pins; a new snapshot on any change) and the connections it listed.
+        self._opened: dict[tuple[int, str], _Opened] = {}
+
+    async def __call__(self, caller: Caller, arguments: dict[str, Any] | None) -> Outcome:
+        named = named_toolbox(arguments)
+        toolbox = caller.tenant.toolbox(named.toolbox) if named.toolbox else None
+        try:
+            args = parse_open_args(arguments)
+            toolbox = self._visible(caller, args.toolbox, toolbox)
+            # Before any connection is made: opening is what starts processes.
+            wait = await self.limiter.wait_for_open(caller.tenant.tenant_id, caller.key.key_id)
+            if wait:
+                raise errors.open_rate_limited(toolbox.name, wait)
+            opened = self.reopened(caller, toolbox)
+            if opened is None:
+                opened = await self._open_and_list(caller, toolbox)
+        except GatewayError as error:
+            return failed(error, named, toolbox)
+        await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
+        result = types.CallToolResult(
+            content=[types.TextContent(type="text", text=opened.text)],
+            structured_content=opened.result,
+        )
+        served = tuple(c.redact for c in opened.connections if isinstance(c, Connection))
+        return Outcome(result, named, toolbox, redactors=served)
+
+    @staticmethod
+    def _visible(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:
+        if toolbox is None:
+            raise errors.toolbox_not_found(name, caller.visible_toolboxes())
+        if not caller.key.allows(name):
+            raise errors.forbidden(name, caller.visible_toolboxes())
+        return toolbox
+
+    def reopened(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened | None:
+        """The last open's answer, when the same snapshot's servers are all connected on
+        the same connections: nothing it was made from has changed."""
+        opened = self._opened.get((caller.tenant.tenant_id, toolbox.name))
+        if opened is None or opened.toolbox is not toolbox:
+            return None
+        for server, conn in zip(toolbox.servers, opened.connections, strict=True):
+            if self.pool.ready(pool_key(caller, toolbox, server), server) is not conn:
+                return None
+        return opened
+
+    async def _open_and_list(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened:
+        outcomes: dict[str, Connection | str] = {}
+        result = await self._open(caller, toolbox, outcomes)
+        text = json.dumps(result, ensure_ascii=False)
+        if len(text) > self.pool.max_result_bytes:
+            raise errors.open_too_large(toolbox.name, len(text), self.pool.max_result_bytes)
+        connections = tuple(outcomes[server.name] for server in toolbox.servers)
+        opened = _Opened(toolbox, connections, text, result)
+        if all(isinstance(conn, Connection) for conn in connections):  # no failure kept
+            self._opened[(caller.tenant.tenant_id, toolbox.name)] = opened
+        return opened
+
+    async def _open(
+        self, caller: Caller, toolbox: ToolboxConfig, outcomes: dict[str, Connection | str]
+    ) -> dict[str, Any]:
+        incidents: dict[str, str] = {}
+
+        async def connect(server: ServerConfig) -> None:
+            try:
+                outcomes[server.name] = await connection(self.pool, caller, toolbox, server)
+            except ConnectFailed as exc:
+                outcomes[server.name] = exc.reason
+                if exc.incident:
+                    incidents[server.name] = exc.incident
+
+        async with anyio.create_task_group() as task_group:
+            for server in toolbox.servers:
+                task_group.start_soon(connect, server)
+
+        tools: list[dict[str, Any]] = []
+        failures: list[str] = []
+        held: list[str] = []  # pinned tools waiting for an admin (kernel.pins)
+        for server in toolbox.servers:
+            outcome = outcomes[server.name]
+            if isinstance(outcome, str):
+                failures.append(errors.connect_failure_line(server.name, toolbox.name, outcome))
+                continue
+            offered = [tool for tool in outcome.tools if server.allows(tool.name)]
+            waiting = server.pins.held_names(
+                {tool.name: outcome.digests[tool.name] for tool in offered}, server.fingerprint
+            )
+            held.extend(errors.held_line(name, server.name) for name in sorted(waiting))
+            tools.extend(
+                tool_entry(tool, server.name, toolbox.name)
+                for tool in offered
+                if tool.name not in waiting
+            )
+        if toolbox.servers and len(failures) == len(toolbox.servers):
+            raise errors.open_failed(toolbox.name, failures, incidents)
+        result: dict[str, Any] = {
+            "toolbox": toolbox.name,
+            "description": toolbox.description,
+            "servers_connected": len(toolbox.servers) - len(failures),
+            "tools": tools,
+        }
+        if failures:
+            result["_errors"] = failures
+        if held:
+            result["_held"] = held
+        if incidents:
+            result["_incidents"] = incidents
+        return result

@@ -1,0 +1,104 @@
+"""`use_tool`: the contract's checks, in its order, then one call on the pool's connection
+to the server, its result passed on unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from kernel.redaction import Redactor
+from mcp_gateway.downstream.failures import DownstreamFailure
+from mcp_gateway.downstream.pool import ConnectFailed, Pool
+from mcp_gateway.metatools import errors
+from mcp_gateway.metatools.connect import connection
+from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.open_state import OpenToolboxes
+from mcp_gateway.metatools.ratelimit import RateLimiter
+from mcp_gateway.metatools.schemas import named_tool, parse_use_args
+from mcp_gateway.metatools.tools import failed
+from mcp_gateway.observe.outcome import Named, Outcome
+from mcp_gateway.snapshots.callers import Caller
+from mcp_gateway.snapshots.servers import ServerConfig, ToolboxConfig
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One use_tool, from its arguments to its outcome: what it names, and what the
+    configuration knows of those names (looked up once)."""
+
+    caller: Caller
+    arguments: dict[str, Any] | None
+    named: Named
+    toolbox: ToolboxConfig | None
+    server: ServerConfig | None
+    redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
+
+    @classmethod
+    def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
+        named = named_tool(arguments)
+        toolbox = caller.tenant.toolbox(named.toolbox) if named.toolbox else None
+        server = toolbox.server(named.server) if toolbox is not None and named.server else None
+        return cls(caller, arguments, named, toolbox, server)
+
+    def outcome(self, result: types.CallToolResult | None) -> Outcome:
+        """`result` None: the client cancelled the call."""
+        return Outcome(result, self.named, self.toolbox, self.server, redactors=self.redactors)
+
+
+class ToolUser:
+    def __init__(self, pool: Pool, open_toolboxes: OpenToolboxes, limiter: RateLimiter) -> None:
+        self.pool = pool
+        self.open_toolboxes = open_toolboxes
+        self.limiter = limiter
+
+    async def __call__(self, call: ToolCall, progress_callback: Any = None) -> Outcome:
+        try:
+            result = await self._call(call, progress_callback)
+        except GatewayError as error:
+            return failed(error, call.named, call.toolbox, call.server, call.redactors)
+        return call.outcome(result)
+
+    async def _call(self, call: ToolCall, progress_callback: Any) -> types.CallToolResult:
+        caller = call.caller
+        args = parse_use_args(call.arguments)
+        ref = args.tool
+        toolbox, server = call.toolbox, call.server
+        if toolbox is not None and not caller.key.allows(ref.toolbox):
+            raise errors.forbidden(ref.toolbox, caller.visible_toolboxes())
+        if toolbox is None or not await self.open_toolboxes.is_open(caller.owner, ref.toolbox):
+            raise errors.toolbox_not_open(ref.toolbox)
+        if server is None:
+            raise errors.server_not_found(ref.server, toolbox.name)
+        if not server.allows(ref.name):  # filtered out: no need to connect to say so
+            raise errors.tool_not_found(ref.name, server.name, toolbox.name)
+        # Before any connection is made.
+        wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
+        if wait:
+            raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
+        try:
+            conn = await connection(self.pool, caller, toolbox, server)
+        except ConnectFailed as exc:
+            raise errors.downstream_failed(
+                ErrorCode.CONNECTION_FAILED,
+                ref.name,
+                server.name,
+                toolbox.name,
+                exc.reason,
+                exc.incident,
+            ) from None
+        call.redactors = (conn.redact,)
+        if not conn.has_tool(ref.name):
+            raise errors.tool_not_found(ref.name, server.name, toolbox.name)
+        if server.pins.held_digest(ref.name, conn.digests[ref.name], server.fingerprint):
+            raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
+        try:
+            return await conn.call_tool(
+                ref.name, args.arguments, progress_callback=progress_callback
+            )
+        except DownstreamFailure as exc:
+            code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
+            raise errors.downstream_failed(
+                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident
+            ) from None

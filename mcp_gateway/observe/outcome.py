@@ -1,0 +1,39 @@
+"""What one meta-tool call came to, as the meta-tools hand it to the recording side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kernel.redaction import Redactor
+from mcp_gateway.snapshots.servers import ServerConfig, ToolboxConfig
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """What the client named (strings only, whatever else its arguments held): the call
+    log keeps it as sent."""
+
+    toolbox: str = ""
+    server: str = ""
+    tool: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """`result`: what the client is answered (None: the client cancelled the call).
+    `error_code` and `incident`: set when the result is the gateway's own error, not the
+    downstream's. `toolbox` and `server`: what the configuration knows of the names (None:
+    no such toolbox or server). `redactors`: those of the connections that served the
+    call, which clean its captured payload."""
+
+    result: types.CallToolResult | None
+    named: Named = Named()
+    toolbox: ToolboxConfig | None = None
+    server: ServerConfig | None = None
+    error_code: str = ""
+    incident: str = ""
+    redactors: tuple[Redactor, ...] = ()

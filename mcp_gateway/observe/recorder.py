@@ -1,0 +1,121 @@
+"""What the gateway records of each meta-tool call, out through one seam: the metrics,
+the request span's attributes and the call log. Called at the two places on the call path
+(the front door's `open_toolbox` and `use_tool`), with the outcome the meta-tool returned."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from mcp_gateway.observe import tracing
+from mcp_gateway.observe.calllog import CallEntry, CallLog
+from mcp_gateway.observe.client_names import ClientNames
+from mcp_gateway.observe.metrics import metrics
+from mcp_gateway.observe.outcome import Outcome
+from mcp_gateway.observe.request_context import RequestInfo, current_request
+from mcp_gateway.snapshots.callers import Caller
+
+OK = "ok"
+TOOL_ERROR = tracing.TOOL_ERROR
+CANCELLED = "cancelled"
+RATE_LIMITED = "RATE_LIMITED"
+# Outcomes past the point where the downstream's own tool list named the tool.
+_TOOL_KNOWN = frozenset({OK, TOOL_ERROR, "TIMEOUT", "DOWNSTREAM_ERROR", CANCELLED})
+
+
+def outcome_label(outcome: Outcome) -> str:
+    """ok, tool_error (the downstream's isError), cancelled, or the gateway's error code."""
+    if outcome.result is None:
+        return CANCELLED
+    if outcome.error_code:
+        return outcome.error_code
+    return TOOL_ERROR if outcome.result.is_error else OK
+
+
+@dataclass
+class Recorder:
+    """Metrics for every call; the call log when one is given; spans when tracing is on."""
+
+    call_log: CallLog | None = None
+    client_names: ClientNames | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Recorder]:
+        """The call log's writer runs for as long as the gateway does."""
+        if self.call_log is None:
+            yield self
+            return
+        async with self.call_log.running():
+            yield self
+
+    def open_toolbox(
+        self, caller: Caller, arguments: object, outcome: Outcome, started: float
+    ) -> None:
+        elapsed = time.perf_counter() - started
+        label = outcome_label(outcome)
+        tenant = caller.tenant.slug
+        toolbox = outcome.toolbox.name if outcome.toolbox is not None else ""
+        m = metrics()
+        m.opens.labels(tenant, toolbox, label).inc()
+        m.open_seconds.labels(tenant, toolbox).observe(elapsed)
+        if label == RATE_LIMITED:
+            m.rate_limited.labels(tenant, "open_toolbox").inc()
+        if self.call_log is not None:
+            self._log("open_toolbox", caller, arguments, outcome, elapsed, label)
+
+    def use_tool(self, caller: Caller, arguments: object, outcome: Outcome, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        label = outcome_label(outcome)
+        server = outcome.server
+        labels = (
+            caller.tenant.slug,
+            outcome.toolbox.name if outcome.toolbox is not None else "",
+            server.name if server is not None else "",
+            outcome.named.tool if server is not None and label in _TOOL_KNOWN else "",
+        )
+        m = metrics()
+        m.calls.labels(*labels, label).inc()
+        m.call_seconds.labels(*labels).observe(elapsed)
+        if label == RATE_LIMITED:
+            m.rate_limited.labels(caller.tenant.slug, "use_tool").inc()
+        if self.call_log is not None:
+            self._log("use_tool", caller, arguments, outcome, elapsed, label)
+        if tracing.tracing():
+            tracing.annotate_outcome(labels, label)
+
+    def _log(
+        self,
+        meta_tool: str,
+        caller: Caller,
+        arguments: object,
+        outcome: Outcome,
+        elapsed: float,
+        label: str,
+    ) -> None:
+        assert self.call_log is not None
+        request = current_request() or RequestInfo()
+        named = outcome.named
+        self.call_log.put(
+            CallEntry(
+                at=time.time(),
+                tenant_id=caller.tenant.tenant_id,
+                key_id=caller.key.key_id,
+                key_prefix=caller.key.prefix,
+                client_name=request.client_name,
+                client_version=request.client_version,
+                session_id=request.session_id or "",
+                meta_tool=meta_tool,
+                duration_ms=elapsed * 1000,
+                outcome=label,
+                error_code=outcome.error_code,
+                incident=outcome.incident,
+                arguments=arguments,
+                result=outcome.result,
+                redactors=outcome.redactors,
+                toolbox=named.toolbox,
+                server=named.server if meta_tool == "use_tool" else "",
+                tool=named.tool if meta_tool == "use_tool" else "",
+            )
+        )

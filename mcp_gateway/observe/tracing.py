@@ -1,0 +1,122 @@
+"""OpenTelemetry spans: exported only when a tracer provider is configured
+(`configure_tracing`); the hot path checks one boolean otherwise."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from mcp_gateway.observe.request_context import RequestInfo
+from mcp_gateway.observe.sdk_patch import sdk_spans
+from mcp_gateway.snapshots.servers import ServerRef
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+TOOL_ERROR = "tool_error"
+
+_tracing = False
+
+
+def configure_tracing() -> bool:
+    """Spans exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_* variables name
+    an endpoint; otherwise none at all. A tracer provider already set (a test's in-memory
+    exporter) is used as it is."""
+    global _tracing
+
+    current = trace.get_tracer_provider()
+    if type(current).__module__.startswith("opentelemetry.sdk"):
+        _tracing = True
+        sdk_spans(True)
+        return True
+    if not (
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    ):
+        _tracing = False
+        sdk_spans(False)
+        return False
+    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "workbench")})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    _tracing = True
+    sdk_spans(True)
+    return True
+
+
+def tracing() -> bool:
+    return _tracing
+
+
+class DownstreamSpan:
+    """The span of one downstream call, told its result when there is one."""
+
+    __slots__ = ("result",)
+
+    def __init__(self) -> None:
+        self.result: types.CallToolResult | None = None
+
+    def finished(self, result: types.CallToolResult) -> None:
+        self.result = result
+
+
+@contextmanager
+def downstream_span(server_ref: ServerRef, tool: str) -> Iterator[DownstreamSpan]:
+    """One span per downstream tools/call; the SDK's own client span nests inside it and
+    passes its context on in `params._meta.traceparent`."""
+    call = DownstreamSpan()
+    if not _tracing:
+        yield call
+        return
+    tenant, toolbox, server = server_ref
+    tracer = trace.get_tracer("workbench.gateway")
+    with tracer.start_as_current_span(
+        f"tools/call {tool}",
+        kind=trace.SpanKind.CLIENT,
+        attributes={
+            "mcp.method.name": "tools/call",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "workbench.tenant": tenant,
+            "workbench.toolbox": toolbox,
+            "workbench.server": server,
+        },
+    ) as span:
+        yield call
+        result = call.result
+        if result is not None and result.is_error:
+            span.set_attribute("error.type", TOOL_ERROR)
+            span.set_status(trace.StatusCode.ERROR)
+
+
+def annotate_request(info: RequestInfo, tenant: str) -> None:
+    span = trace.get_current_span()
+    attributes: dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http"}
+    if info.session_id:
+        attributes["mcp.session.id"] = info.session_id
+    if tenant:
+        attributes["workbench.tenant"] = tenant
+    span.set_attributes(attributes)
+
+
+def annotate_outcome(labels: tuple[str, str, str, str], outcome: str) -> None:
+    """The request span learns what the configuration knows of the call, and its outcome."""
+    span = trace.get_current_span()
+    _, toolbox, server, tool = labels
+    attributes: dict[str, Any] = {"workbench.outcome": outcome}
+    if toolbox:
+        attributes["workbench.toolbox"] = toolbox
+    if server:
+        attributes["workbench.server"] = server
+    if tool:
+        attributes["workbench.tool"] = tool
+    span.set_attributes(attributes)

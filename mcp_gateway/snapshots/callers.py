@@ -1,0 +1,43 @@
+"""Who is calling: an API key's record (or an OAuth grant's, in the same shape) and its
+tenant's snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcp_gateway.snapshots.servers import TenantConfig
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """What verifying a key needs; the key itself is never kept."""
+
+    key_id: int
+    prefix: str
+    key_hash: str
+    tenant_id: int
+    revoked: bool
+    expires_at: float | None
+    toolboxes: frozenset[str] | None  # None: every toolbox of the tenant
+    version: int
+
+    def allows(self, toolbox: str) -> bool:
+        return self.toolboxes is None or toolbox in self.toolboxes
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    key: KeyRecord  # for an OAuth grant: key_id is the negated grant id, prefix "grant:<id>"
+    tenant: TenantConfig
+    grant_id: int | None = None  # set when the caller is a member's OAuth sign-in
+
+    @property
+    def owner(self) -> str:
+        """Whose open toolboxes these are: the credential's (a key, or a sign-in with every
+        token it is refreshed to), shared by all its sessions."""
+        if self.grant_id is not None:
+            return f"grant:{self.grant_id}"
+        return f"key:{self.key.key_id}"
+
+    def visible_toolboxes(self) -> list[str]:
+        return [tb.name for tb in self.tenant.toolboxes if self.key.allows(tb.name)]
