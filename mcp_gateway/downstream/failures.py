@@ -128,7 +128,7 @@ def classify(
         return COMMAND_NOT_FOUND, detail
     if isinstance(leaf, OSError):
         return COMMAND_NOT_RUNNABLE, detail
-    # Imported here: the settings import this module (the sandbox's policy), and a
+    # Imported here: the settings and the admin import this module (the sandbox's paths), and a
     # manage.py command that connects nothing should not load the SDK.
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED

@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
+    import redis.asyncio as redis_asyncio
+except ImportError:  # pragma: no cover - installed without the extra
+    redis_asyncio = None
+
 from mcp_gateway.store.shared import EMBEDDED_BACKEND, EMBEDDED_BUSY_SECONDS, PREFIX, redis_url
 
 
@@ -173,9 +178,7 @@ return tostring(wait)
 
 class RedisBuckets:
     def __init__(self, url: str) -> None:
-        import redis.asyncio  # the optional `redis` extra: only where Redis is used
-
-        self._redis = redis.asyncio.Redis.from_url(url)
+        self._redis = redis_asyncio.Redis.from_url(url)
         self._script = self._redis.register_script(_TAKE_SCRIPT)
 
     async def take(self, buckets: list[tuple[str, Limit]]) -> float:

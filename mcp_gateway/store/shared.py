@@ -40,6 +40,11 @@ from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 
+try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
+    import redis.asyncio as redis_asyncio
+except ImportError:  # pragma: no cover - installed without the extra
+    redis_asyncio = None
+
 from mcp_gateway.store.backends import (
     EMBEDDED_BACKEND,
     EMBEDDED_BUSY_SECONDS,
@@ -132,9 +137,7 @@ class RedisStore:
     """The same entries as Django's Redis backend, through redis' asyncio client."""
 
     def __init__(self, url: str, backend: BaseCache) -> None:
-        import redis.asyncio  # the optional `redis` extra: only where Redis is used
-
-        self._redis = redis.asyncio.Redis.from_url(url)
+        self._redis = redis_asyncio.Redis.from_url(url)
         self._make_key = backend.make_key
 
     async def get(self, key: str, default: Any = None) -> Any:
