@@ -11,7 +11,7 @@ read-only, for everyone.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
@@ -20,7 +20,12 @@ from django.forms import Field
 from django.http import Http404, HttpRequest
 
 from accounts.roles import ADMIN, can_manage, can_view, is_operator, tenant_ids
-from toolboxes.forms import masked
+from kernel.masking import masked
+
+if TYPE_CHECKING:  # a mixin of ModelAdmins is one to the type checker, a plain class at run time
+    from django.contrib.admin import ModelAdmin as AdminMixin
+else:
+    AdminMixin = object
 
 SHARED = None  # a tenant_path of None: one list every member may choose from (a catalog)
 # `tenant_path` of models whose admin is not TenantScoped, by label.
@@ -90,7 +95,7 @@ def _swap(fields: Sequence[Any], secrets: Sequence[str]) -> list[Any]:
     return [one(name) for name in fields]
 
 
-class TenantScoped:
+class TenantScoped(AdminMixin):
     """Mix into a ModelAdmin or an InlineModelAdmin, before the admin class.
 
     `tenant_path`: the lookup from this admin's model to its tenant ("pk" for Tenant,
@@ -105,14 +110,10 @@ class TenantScoped:
     operator_fields: tuple[str, ...] = ()
     secret_fields: tuple[str, ...] = ()
 
-    # What the admin classes provide (typing only).
-    admin_site: admin.AdminSite
-    model: type[Model]
-
     # --- whose objects ---------------------------------------------------------------
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        queryset = super().get_queryset(request)  # type: ignore[misc]
+        queryset = super().get_queryset(request)
         if is_operator(request.user):
             return queryset
         return scoped(queryset, self.tenant_path, tenant_ids(request.user))
@@ -124,7 +125,7 @@ class TenantScoped:
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         """Out of scope is missing, and missing is 404 before any permission is asked
         (Django would answer 403 to a POST, or redirect to the index)."""
-        obj = super().get_object(request, object_id, from_field)  # type: ignore[misc]
+        obj = super().get_object(request, object_id, from_field)
         if obj is None:
             raise Http404(f"No {self.model._meta.verbose_name} with this ID.")
         return obj
@@ -173,7 +174,7 @@ class TenantScoped:
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         """A member's action acts only on the selected objects of tenants it administers."""
-        actions = super().get_actions(request)  # type: ignore[misc]
+        actions = super().get_actions(request)
         if is_operator(request.user):
             return actions
         ids = tenant_ids(request.user, (ADMIN,))
@@ -195,7 +196,7 @@ class TenantScoped:
         return obj is not None and not self.has_change_permission(request, obj)
 
     def get_fieldsets(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
-        fieldsets = super().get_fieldsets(request, obj)  # type: ignore[misc]
+        fieldsets = super().get_fieldsets(request, obj)
         if not (self.secret_fields and self._read_only(request, obj)):
             return fieldsets
         return [
@@ -204,7 +205,7 @@ class TenantScoped:
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
-        readonly = list(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        readonly = list(super().get_readonly_fields(request, obj))
         if not is_operator(request.user):
             readonly += [name for name in self.operator_fields if name not in readonly]
         if self.secret_fields and self._read_only(request, obj):
@@ -219,16 +220,16 @@ class TenantScoped:
         return field
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any):
-        field = super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
         return self._scope_choices(field, db_field.related_model, request)
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any):
-        field = super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
         return self._scope_choices(field, db_field.related_model, request)
 
     def get_list_filter(self, request: HttpRequest) -> list[Any]:
         """Related filters list only what the member's own objects point to."""
-        filters = list(super().get_list_filter(request))  # type: ignore[misc]
+        filters = list(super().get_list_filter(request))
         if is_operator(request.user):
             return filters
         return [

@@ -7,6 +7,6 @@ class AccountsConfig(AppConfig):
     verbose_name = "People and access"
 
     def ready(self) -> None:
-        from accounts import oauth_revocation
+        from accounts import oauth_revocation  # models are loaded only once the app is ready
 
         oauth_revocation.connect_signals()  # OAuth tokens stop when their grant or member goes

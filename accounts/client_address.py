@@ -19,6 +19,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
+
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 UNKNOWN_PEER = "0.0.0.0"
@@ -79,8 +81,6 @@ def resolve(peer: str | None, forwarded_for: str, networks: list[IpNetwork]) -> 
 
 def client_ip(request: Any) -> str | None:
     """AXES_CLIENT_IP_CALLABLE."""
-    from django.conf import settings
-
     return resolve(
         request.META.get("REMOTE_ADDR"),
         request.META.get("HTTP_X_FORWARDED_FOR", ""),
@@ -103,8 +103,6 @@ def uvicorn_proxy_flags(trusted: Iterable[str]) -> list[str]:
 def main() -> None:
     """Print the flags for this deployment's settings (the env file included)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench_site.settings")
-    from django.conf import settings
-
     print(" ".join(uvicorn_proxy_flags(settings.WORKBENCH_TRUSTED_PROXIES)))
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from oauth2_provider.models import get_access_token_model
 
+from accounts.models import OAuthGrant
 from accounts.oauth_config import ACCESS_TOKEN_PREFIX
-from accounts.oauth_models import OAuthGrant
 from toolboxes import versions
 
 # Where the gateway's 401 sends clients to discover the authorization server (RFC 9728),

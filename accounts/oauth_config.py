@@ -12,6 +12,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from django.conf import settings
+
 ACCESS_TOKEN_PREFIX = "wbo_"
 REFRESH_TOKEN_PREFIX = "wbr_"
 MCP_SCOPE = "mcp"
@@ -29,8 +31,6 @@ def new_refresh_token(request: Any = None) -> str:
 
 def access_token_seconds(request: Any = None) -> int:
     """Read at each issue (not once at start), so the setting can change under tests."""
-    from django.conf import settings
-
     return int(settings.WORKBENCH_OAUTH_ACCESS_TOKEN_SECONDS)
 
 

@@ -14,23 +14,14 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
-from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 
-from accounts.models import Membership
-from accounts.oauth_models import OAuthGrant, OAuthGrantToken
+from accounts.models import Membership, OAuthGrant, OAuthGrantToken
 from toolboxes import versions
 
 
 def bump_later(tenant_id: int | None) -> None:
     if tenant_id is not None:
         transaction.on_commit(lambda: versions.bump(tenant_id))
-
-
-def delete_tokens(grant: OAuthGrant) -> None:
-    """Delete every code and token issued under `grant` (their links go with them)."""
-    with transaction.atomic():
-        for model in (get_access_token_model(), get_refresh_token_model(), get_grant_model()):
-            model.objects.filter(workbench_link__grant=grant).delete()
 
 
 def _grant_changed(sender: type, instance: OAuthGrant, **kwargs: Any) -> None:

@@ -12,7 +12,8 @@ from oauth2_provider.views import (
 )
 
 from accounts.oauth_clients import RegistrationView
-from accounts.oauth_views import ConsentView, ResourceMetadataView, TokenEndpoint, not_found
+from accounts.oauth_consent import ConsentView
+from accounts.oauth_views import ResourceMetadataView, TokenEndpoint, not_found
 
 _named = [
     path(

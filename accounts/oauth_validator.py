@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from oauth2_provider.models import get_grant_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 
-from accounts.oauth_models import OAuthGrant, OAuthGrantToken
+from accounts.models import OAuthGrant, OAuthGrantToken
 
 GRANT_CREDENTIAL = "workbench_grant"
 
@@ -103,8 +104,6 @@ class GrantValidator(OAuth2Validator):
 def _revoke_if_used(code: str, client: Any) -> None:
     """A code of this client that is gone (exchanged already) is being replayed: revoke
     its grant. An expired code never exchanged is still there and revokes nothing."""
-    from oauth2_provider.models import get_grant_model
-
     if client is None or get_grant_model().objects.filter(code=code, application=client).exists():
         return
     grant = OAuthGrant.objects.filter(code_checksum=code_checksum(code), application=client).first()

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from accounts.models import ADMIN, VIEWER, Membership
+
 OPERATORS_GROUP = "operators"
-ADMIN = "admin"
-VIEWER = "viewer"
 ROLES = (ADMIN, VIEWER)
 
 _OPERATOR_ATTRIBUTE = "_workbench_is_operator"
@@ -35,8 +35,6 @@ def roles_of(user: Any) -> dict[int, str]:
         return {}
     cached = getattr(user, _ROLES_ATTRIBUTE, None)
     if cached is None:
-        from accounts.models import Membership
-
         cached = dict(Membership.objects.filter(user=user).values_list("tenant_id", "role"))
         setattr(user, _ROLES_ATTRIBUTE, cached)
     return cached

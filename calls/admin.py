@@ -9,13 +9,13 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern
 
 from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator, tenant_ids
 from calls import usage
 from calls.models import CallRecord, PayloadCapture
+from toolboxes.admin.pages import list_view_url, page
 from toolboxes.models import Tenant
 
 
@@ -61,8 +61,7 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
         return False
 
     def get_urls(self) -> list[URLPattern]:
-        view = self.admin_site.admin_view(self.usage_view)
-        return [path("usage/", view, name="calls_callrecord_usage"), *super().get_urls()]
+        return [list_view_url(self, "usage", self.usage_view), *super().get_urls()]
 
     def usage_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_view_permission(request):
@@ -76,17 +75,17 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
         stats = None
         if chosen is not None:
             stats = usage.summary(self.get_queryset(request).filter(tenant=chosen), window)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Usage: {chosen}" if chosen else "Usage",
-            "opts": self.model._meta,
-            "tenants": tenants,
-            "chosen": chosen,
-            "window": window,
-            "windows": list(usage.WINDOWS),
-            "stats": stats,
-        }
-        return TemplateResponse(request, "admin/calls/usage.html", context)
+        return page(
+            self,
+            request,
+            "admin/calls/usage.html",
+            f"Usage: {chosen}" if chosen else "Usage",
+            tenants=tenants,
+            chosen=chosen,
+            window=window,
+            windows=list(usage.WINDOWS),
+            stats=stats,
+        )
 
 
 @admin.register(PayloadCapture)

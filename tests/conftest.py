@@ -58,7 +58,7 @@ SLOWEST = (
     "tests/e2e/test_metrics_workers.py",
     "tests/e2e/test_sandbox.py",
     "tests/e2e/test_downstream_faults.py",
-    "tests/toolboxes/test_config_roundtrip.py",
+    "tests/toolboxes/config_file/test_roundtrip.py",
     "tests/e2e/test_oauth.py",
     "tests/e2e/test_telemetry.py",
     "tests/e2e/test_fairness.py",

@@ -7,6 +7,6 @@ class ToolboxesConfig(AppConfig):
     verbose_name = "Workbench configuration"
 
     def ready(self) -> None:
-        from toolboxes import versions
+        from toolboxes import signals  # models are loaded only once the app is ready
 
-        versions.connect_signals()
+        signals.connect_signals()

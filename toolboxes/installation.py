@@ -1,9 +1,9 @@
 """This database's installation: a random id, made on first use, that no other database has.
 
 What outlives a database or is shared beyond it names a database's rows by it: entries of
-the shared store (`mcp_gateway.store.installation_prefix`: a new database whose key 1 is
+the shared store (the gateway's `installation_prefix`: a new database whose key 1 is
 another tenant's must not find what the old key 1 opened), and the host's claim of a
-sandbox uid range (`mcp_gateway.uid_claims`). Made on first use, not by a migration, so
+sandbox uid range (the gateway's uid claims). Made on first use, not by a migration, so
 that copies of one freshly migrated database (a template) are installations of their own
 until first used.
 """

@@ -4,15 +4,17 @@ Each validator raises `ValidationError` with a message that reads well after the
 name ("args: item 2 must be a string").
 """
 
+import ipaddress
 import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
-from mcp_gateway import sandbox_paths
-from mcp_gateway.egress import UNCONFIGURABLE_HEADERS
+from kernel.headers import UNCONFIGURABLE_HEADERS
+from mcp_gateway import path_problem
 
 NAME_PATTERN = r"^[A-Za-z0-9_.-]+$"
 # Names of environment variables and HTTP headers.
@@ -82,8 +84,6 @@ def validate_remote_url(value: str) -> None:
 def validate_mounts(value: Any) -> None:
     """Sandbox mounts: `[{"path": "/abs", "writable": false}]`: never a gateway directory,
     nor one that resolves elsewhere or lies below one other users cannot enter."""
-    from django.conf import settings
-
     if not isinstance(value, list):
         raise ValidationError("must be a list of mounts", code="not_a_list")
     seen: set[str] = set()
@@ -114,9 +114,9 @@ def validate_mounts(value: Any) -> None:
                     f"item {index}: {path} would show the gateway's own files ({own})",
                     code="protected",
                 )
-        # Resolved as each spawn will (mcp_gateway.sandbox_paths): a symlink, a protected
+        # Resolved as each spawn will (mcp_gateway.downstream.sandbox.paths): a symlink, a protected
         # target, a directory above that the tenant's uid cannot enter.
-        reason = sandbox_paths.problem(path, None, settings.WORKBENCH_SANDBOX_PROTECTED_PATHS)
+        reason = path_problem(path, None, settings.WORKBENCH_SANDBOX_PROTECTED_PATHS)
         if reason:
             raise ValidationError(f"item {index}: {reason}", code="refused")
 
@@ -127,9 +127,7 @@ def _path_within(path: str, parent: str) -> bool:
 
 def validate_egress_allow(value: Any) -> None:
     """A server's network allowance (operators only): networks in CIDR form and host
-    names, read as WORKBENCH_EGRESS_ALLOW's items are (mcp_gateway.sandbox_network)."""
-    import ipaddress
-
+    names, read as WORKBENCH_EGRESS_ALLOW's items are (the gateway's sandbox network)."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError("must be a list of networks or host names", code="not_a_list")
     for index, item in enumerate(value):

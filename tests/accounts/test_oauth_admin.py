@@ -7,9 +7,9 @@ import pytest
 from django.urls import reverse
 from oauth2_provider.models import Application
 
-from accounts.oauth_models import OAuthGrant
-from mcp_gateway.auth import AuthError, challenge
-from mcp_gateway.hostcheck import HostCheck
+from accounts.models import OAuthGrant
+from mcp_gateway.front.auth import AuthError, challenge
+from mcp_gateway.front.hostcheck import HostCheck
 
 pytestmark = pytest.mark.django_db
 

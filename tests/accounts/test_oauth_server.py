@@ -11,10 +11,9 @@ from django.test import Client
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from oauth2_provider.models import AccessToken, RefreshToken, get_application_model
 
-from accounts.models import Membership
+from accounts.models import Membership, OAuthGrant
 from accounts.oauth_callers import token_caller, token_checksum
-from accounts.oauth_models import OAuthGrant
-from accounts.oauth_views import NOT_SENT_BACK, VIEWER_ONLY
+from accounts.oauth_consent import NOT_SENT_BACK, VIEWER_ONLY
 from tests.accounts.oauth_client import BASE, REDIRECT_URI, RESOURCE, SignIn, query_of
 from toolboxes import versions
 

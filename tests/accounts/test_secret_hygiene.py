@@ -8,7 +8,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from toolboxes.forms import MASK, ServerForm
+from kernel.masking import MASK
+from tests.toolboxes.helpers import server_change_post
+from toolboxes.admin.forms import ServerForm
 
 from .conftest import SECRET
 
@@ -76,30 +78,8 @@ def test_viewer_cannot_reveal(as_user, acme):
     assert as_user("acme_viewer").post(url).status_code == 403
 
 
-def form_data(server, **overrides):
-    data = {
-        "toolbox": server.toolbox.pk,
-        "name": server.name,
-        "position": server.position,
-        "transport": server.transport,
-        "enabled": "on",
-        "command": server.command,
-        "cwd": "",
-        "args": json.dumps(server.args),
-        "env": json.dumps({name: MASK for name in server.env}),
-        "url": server.url,
-        "headers": json.dumps({name: MASK for name in server.headers}),
-        "tool_filters": json.dumps(server.tool_filters),
-        "timeout": server.timeout,
-        "mounts": "[]",
-        "network": "on",
-    }
-    data.update(overrides)
-    return data
-
-
 def saved(server, **overrides):
-    form = ServerForm(data=form_data(server, **overrides), instance=server)
+    form = ServerForm(data=server_change_post(server, **overrides), instance=server)
     assert form.is_valid(), form.errors
     form.save()
     server.refresh_from_db()
@@ -133,7 +113,7 @@ def test_admin_change_of_command_drops_the_secret(as_user, acme):
     """Through the admin (an operator's raw server form; tenant admins never see a command)."""
     client = as_user("operator")
     url = reverse("admin:toolboxes_server_change", args=[acme.server.pk])
-    response = client.post(url, form_data(acme.server, command="/bin/sh"))
+    response = client.post(url, server_change_post(acme.server, command="/bin/sh"))
     assert response.status_code == 302
     acme.server.refresh_from_db()
     assert (acme.server.command, acme.server.env) == ("/bin/sh", {})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from accounts.oauth_views import csp_source
+from accounts.oauth_consent import csp_source
 from tests.accounts.oauth_client import SignIn
 
 POLICY = (

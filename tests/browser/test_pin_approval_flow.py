@@ -10,8 +10,7 @@ from django.contrib.auth.models import User
 from accounts.models import Membership
 from tests.browser.test_tenant_admin_flow import login
 from toolboxes import pins
-from toolboxes.models import Server, Tenant, Toolbox
-from toolboxes.pins import ToolPin
+from toolboxes.models import Server, Tenant, Toolbox, ToolPin
 
 # The admin in Chromium: the same flows whatever the test database (tests/accounts checks
 # every admin path on both), so one pass runs them: the SQLite one.

@@ -25,8 +25,7 @@ from mcp.shared.auth import (
 )
 from oauth2_provider.models import AccessToken
 
-from accounts.models import Membership
-from accounts.oauth_models import OAuthGrant
+from accounts.models import Membership, OAuthGrant
 from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, text_of, use
 from tests.harness.waits import eventually
 

@@ -16,8 +16,7 @@ from tests.harness.paths import SHIFTING_SERVER
 from tests.harness.results import error_of, payload, use
 from tests.harness.tenant_dirs import tenant_dir
 from tests.harness.waits import eventually
-from toolboxes.models import Server
-from toolboxes.pins import PinState, ToolPin
+from toolboxes.models import PinState, Server, ToolPin
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,10 @@ from django.db import connection
 from django.urls import reverse
 
 from accounts.models import Membership
-from mcp_gateway.config import _load_tenant
+from mcp_gateway.database.reads import load_tenant
+from tests.toolboxes.helpers import catalog_server_post, raw_server_post
 from toolboxes import versions
-from toolboxes.catalog import launch_of
+from toolboxes.launch import launch_of
 from toolboxes.models import CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
 SECRET = "sk-live-7f3a9c-never-shown"
@@ -119,13 +120,13 @@ def test_an_entry_edit_changes_the_fingerprint_and_bumps_the_tenant(
 ):
     catalog_server(toolbox, entry, city="Paris", api_key=SECRET)
     tenant_id = toolbox.tenant_id
-    before = _load_tenant(tenant_id, 1).toolboxes[0].servers[0]
+    before = load_tenant(tenant_id, 1).toolboxes[0].servers[0]
     cache.set(versions.version_key(tenant_id), 1)
     with django_capture_on_commit_callbacks(execute=True):
         entry.args = [*entry.args, "--fast"]
         entry.save()
     assert cache.get(versions.version_key(tenant_id)) != 1
-    after = _load_tenant(tenant_id, 2).toolboxes[0].servers[0]
+    after = load_tenant(tenant_id, 2).toolboxes[0].servers[0]
     assert after.args[-1] == "--fast"
     assert after.fingerprint != before.fingerprint
     assert after.sandbox.material() == before.sandbox.material()
@@ -152,7 +153,7 @@ def test_a_remote_entry_fills_url_and_headers(toolbox):
     CatalogParameter.objects.create(entry=entry, name="token", secret=True, required=True)
     CatalogParameter.objects.create(entry=entry, name="opt")
     server = catalog_server(toolbox, entry, token=SECRET)
-    config = _load_tenant(toolbox.tenant_id, 1).toolboxes[0].servers[0]
+    config = load_tenant(toolbox.tenant_id, 1).toolboxes[0].servers[0]
     assert server.transport == "streamable-http"
     assert config.url == "https://eu.example.com/mcp"
     assert dict(config.headers) == {"Authorization": f"Bearer {SECRET}"}
@@ -189,21 +190,6 @@ def tenant_viewer(client, django_user_model, toolbox):
     return member(client, django_user_model, toolbox, "viewer")
 
 
-def server_post(toolbox, entry, **extra):
-    data = {
-        "toolbox": toolbox.pk,
-        "name": "weather",
-        "position": "0",
-        "enabled": "on",
-        "catalog_entry": entry.pk,
-        "tool_filters": '["*"]',
-        "timeout": "60",
-        "idle_timeout": "",
-    }
-    data.update(extra)
-    return data
-
-
 RAW_INPUTS = ('name="command"', 'name="args"', 'name="cwd"', 'name="url"', 'name="mounts"')
 
 
@@ -216,7 +202,7 @@ def test_tenant_admin_adds_a_server_from_the_catalog(tenant_admin, toolbox, entr
     assert 'name="parameter_values__api_key"' in page and 'type="password"' in page
     response = tenant_admin.post(
         add,
-        server_post(
+        catalog_server_post(
             toolbox,
             entry,
             parameter_values__city="Lyon",
@@ -238,7 +224,7 @@ def test_tenant_admin_adds_a_server_from_the_catalog(tenant_admin, toolbox, entr
 
 
 def test_tenant_admin_must_pick_an_entry(tenant_admin, toolbox, entry):
-    data = server_post(toolbox, entry, catalog_entry="", command="/bin/sh")
+    data = catalog_server_post(toolbox, entry, catalog_entry="", command="/bin/sh")
     response = tenant_admin.post(reverse("admin:toolboxes_server_add"), data)
     assert response.status_code == 200
     assert "This field is required." in response.content.decode()
@@ -248,7 +234,7 @@ def test_tenant_admin_must_pick_an_entry(tenant_admin, toolbox, entry):
 def test_a_missing_required_parameter_is_shown_beside_the_parameters(tenant_admin, toolbox, entry):
     response = tenant_admin.post(
         reverse("admin:toolboxes_server_add"),
-        server_post(toolbox, entry, parameter_values__api_key=SECRET),
+        catalog_server_post(toolbox, entry, parameter_values__api_key=SECRET),
     )
     html = response.content.decode()
     assert response.status_code == 200
@@ -261,7 +247,9 @@ def test_a_stored_secret_is_kept_when_left_empty(tenant_admin, toolbox, entry):
     server = catalog_server(toolbox, entry, city="Paris", api_key=SECRET)
     response = tenant_admin.post(
         reverse("admin:toolboxes_server_change", args=[server.pk]),
-        server_post(toolbox, entry, parameter_values__city="Nice", parameter_values__api_key=""),
+        catalog_server_post(
+            toolbox, entry, parameter_values__city="Nice", parameter_values__api_key=""
+        ),
     )
     assert response.status_code == 302, response.content.decode()[:3000]
     server.refresh_from_db()
@@ -275,7 +263,9 @@ def test_changing_the_entry_drops_the_stored_secret(tenant_admin, toolbox, entry
     CatalogParameter.objects.create(entry=other, name="api_key", secret=True)
     server = catalog_server(toolbox, entry, city="Paris", api_key=SECRET)
     url = reverse("admin:toolboxes_server_change", args=[server.pk])
-    response = tenant_admin.post(url, server_post(toolbox, other, parameter_values__api_key=""))
+    response = tenant_admin.post(
+        url, catalog_server_post(toolbox, other, parameter_values__api_key="")
+    )
     assert response.status_code == 302, response.content.decode()[:3000]
     server.refresh_from_db()
     assert server.catalog_entry == other
@@ -292,7 +282,7 @@ def test_tenant_admin_cannot_make_a_raw_server_catalog_made_or_see_its_command(
     assert "/opt/tool" not in html
     response = tenant_admin.post(
         url,
-        server_post(toolbox, entry, name="raw", catalog_entry=entry.pk, timeout="5"),
+        catalog_server_post(toolbox, entry, name="raw", catalog_entry=entry.pk, timeout="5"),
     )
     assert response.status_code == 302, response.content.decode()[:3000]
     raw.refresh_from_db()
@@ -322,7 +312,7 @@ def test_tenant_admin_adds_from_the_catalog_in_the_toolbox_inline(tenant_admin, 
         "servers-MIN_NUM_FORMS": "0",
         "servers-MAX_NUM_FORMS": "1000",
     }
-    fields = server_post(toolbox, entry, parameter_values__city="Oslo")
+    fields = catalog_server_post(toolbox, entry, parameter_values__city="Oslo")
     fields["parameter_values__api_key"] = SECRET
     fields.pop("toolbox")
     data.update({prefix + key: value for key, value in fields.items()})
@@ -387,24 +377,7 @@ def test_operator_cannot_use_an_undeclared_placeholder(admin_client, db):
 
 
 def test_operator_still_adds_raw_servers(admin_client, toolbox):
-    data = {
-        "toolbox": toolbox.pk,
-        "name": "raw",
-        "position": "0",
-        "transport": "stdio",
-        "enabled": "on",
-        "command": "/opt/tool",
-        "cwd": "",
-        "args": "[]",
-        "env": "{}",
-        "url": "",
-        "headers": "{}",
-        "tool_filters": '["*"]',
-        "timeout": "60",
-        "mounts": "[]",
-        "network": "on",
-        "catalog_entry": "",
-    }
+    data = raw_server_post(toolbox)
     page = admin_client.get(reverse("admin:toolboxes_server_add")).content.decode()
     assert 'name="command"' in page and 'name="catalog_entry"' in page
     response = admin_client.post(reverse("admin:toolboxes_server_add"), data)
@@ -421,7 +394,7 @@ def test_a_viewer_reads_parameters_with_secrets_masked(tenant_viewer, toolbox, e
     assert SECRET not in html and "npx" not in html
     response = tenant_viewer.post(
         reverse("admin:toolboxes_server_change", args=[server.pk]),
-        server_post(toolbox, entry, parameter_values__city="Rome"),
+        catalog_server_post(toolbox, entry, parameter_values__city="Rome"),
     )
     assert response.status_code == 403
     server.refresh_from_db()

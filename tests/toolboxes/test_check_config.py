@@ -5,7 +5,6 @@ and a non-zero exit when any server fails."""
 from __future__ import annotations
 
 import re
-import sys
 from io import StringIO
 
 import pytest
@@ -13,17 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tests.harness.paths import FIXTURE_SERVER
+from tests.toolboxes.helpers import make_server
 from toolboxes.models import Server, Tenant, Toolbox
 
 CRASH_ARGS = ["-c", "import sys; sys.exit(2)"]
 TYPO_WARNING = "The filter names tools the server does not offer: get_curent_time."
-
-
-def add(toolbox: Toolbox, name: str, args: list[str], **fields) -> Server:
-    server = Server(toolbox=toolbox, name=name, command=sys.executable, args=args, **fields)
-    server.full_clean()
-    server.save()
-    return server
 
 
 @pytest.fixture
@@ -34,9 +27,9 @@ def tenants(db):
     globex = Toolbox.objects.create(
         tenant=Tenant.objects.create(slug="globex"), name="ops", description="o"
     )
-    add(acme, "fixture", [FIXTURE_SERVER], tool_filters=["echo", "get_curent_time"])
-    add(acme, "off", CRASH_ARGS, enabled=False, position=1)  # disabled: not checked
-    add(globex, "broken", CRASH_ARGS)
+    make_server(acme, "fixture", [FIXTURE_SERVER], tool_filters=["echo", "get_curent_time"])
+    make_server(acme, "off", CRASH_ARGS, enabled=False, position=1)  # disabled: not checked
+    make_server(globex, "broken", CRASH_ARGS)
     return acme, globex
 
 

@@ -6,8 +6,9 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from accounts.models import Membership
-from mcp_gateway.config import server_config
-from toolboxes.config_format import export_server
+from mcp_gateway.database.reads import server_config
+from tests.toolboxes.helpers import catalog_server_post
+from toolboxes.config_file import export_server
 from toolboxes.models import CatalogEntry, Server, Tenant, Toolbox
 from toolboxes.validators import validate_egress_allow
 
@@ -73,20 +74,9 @@ def test_a_tenant_admin_neither_sees_nor_sets_it(client, django_user_model, tool
     assert (
         'name="egress_allow"' not in client.get(f"{add}?catalog_entry={entry.pk}").content.decode()
     )
-    response = client.post(
-        add,
-        {
-            "toolbox": toolbox.pk,
-            "name": "t",
-            "position": "0",
-            "enabled": "on",
-            "catalog_entry": entry.pk,
-            "tool_filters": '["*"]',
-            "timeout": "60",
-            "idle_timeout": "",
-            "egress_allow": '["127.0.0.0/8"]',  # not a field of this form: ignored
-        },
-    )
+    # egress_allow is not a field of this form: ignored
+    data = catalog_server_post(toolbox, entry, name="t", egress_allow='["127.0.0.0/8"]')
+    response = client.post(add, data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Server.objects.get(name="t").egress_allow == []
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from toolboxes import pins, versions
-from toolboxes.pins import PinState, ToolPin
+from toolboxes.models import PinState, ToolPin
 
 ECHO = {"name": "echo", "description": "Echo the text back", "inputSchema": {"type": "object"}}
 DELETE = {"name": "delete_all", "description": "Delete nothing", "inputSchema": {"type": "object"}}
@@ -115,16 +115,16 @@ def test_admin_lists_held_tools_shows_the_diff_and_approves_singly_and_in_bulk(
 
 
 def test_the_policy_is_exported_as_pinning_only_when_not_the_default(server):
-    from toolboxes import config_format
+    from toolboxes import config_file
 
-    assert "pinning" not in config_format.export_server(server)
+    assert "pinning" not in config_file.export_server(server)
     server.pinning = "approve-all"
     server.save()
-    exported = config_format.export_tenant(server.toolbox.tenant)
+    exported = config_file.export_tenant(server.toolbox.tenant)
     assert exported["toolboxes"]["dev"]["mcpServers"]["filesystem"]["pinning"] == "approve-all"
     server.pinning = "off"
     server.save()
-    config_format.import_tenant(server.toolbox.tenant, exported)
+    config_file.import_tenant(server.toolbox.tenant, exported)
     server.refresh_from_db()
     assert server.pinning == "approve-all"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from toolboxes.config_format import ConfigError, import_tenant
+from toolboxes.config_file import ConfigError, import_tenant
 from toolboxes.models import Server, Tenant, Toolbox
 
 RESERVED = [

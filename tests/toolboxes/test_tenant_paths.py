@@ -11,9 +11,10 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from accounts.models import Membership
-from mcp_gateway.sandbox_paths import tenant_roots
+from mcp_gateway import tenant_roots
 from tests.harness.tenant_dirs import tenant_dir
-from toolboxes.config_format import ConfigError, import_tenant
+from tests.toolboxes.helpers import raw_server_post
+from toolboxes.config_file import ConfigError, import_tenant
 from toolboxes.models import CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
 
 pytestmark = pytest.mark.django_db
@@ -162,34 +163,17 @@ def test_import_config_names_the_mount_refused(toolbox):
     )
 
 
-def raw_server(toolbox: Toolbox, **fields: str) -> dict[str, object]:
-    data: dict[str, object] = {
-        "toolbox": toolbox.pk,
-        "name": "raw",
-        "position": "0",
-        "transport": "stdio",
-        "enabled": "on",
-        "command": "/usr/bin/ls",
-        "cwd": "",
-        "args": "",
-        "env": "{}",
-        "url": "",
-        "headers": "{}",
-        "tool_filters": '["*"]',
-        "timeout": "60",
-        "mounts": "[]",
-        "network": "on",
-        "catalog_entry": "",
-    }
-    return data | fields
-
-
 def test_an_operators_raw_arguments_are_checked_as_the_spawn_will(admin_client, toolbox):
     add = reverse("admin:toolboxes_server_add")
-    response = admin_client.post(add, raw_server(toolbox, args="/var", cwd="/var"))
+    response = admin_client.post(
+        add, raw_server_post(toolbox, command="/usr/bin/ls", args="/var", cwd="/var")
+    )
     page = response.content.decode()
     assert response.status_code == 200
     assert page.count(html.escape(f"/var {SHOWN}: {acme_root()}")) == 2  # args and cwd
     # Mounted by the operator, it needs no bind of its own.
-    response = admin_client.post(add, raw_server(toolbox, args="/var", mounts='[{"path": "/var"}]'))
+    response = admin_client.post(
+        add,
+        raw_server_post(toolbox, command="/usr/bin/ls", args="/var", mounts='[{"path": "/var"}]'),
+    )
     assert response.status_code == 302, response.content.decode()[:3000]

@@ -7,8 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from toolboxes import pins
-from toolboxes.models import Server
-from toolboxes.pins import ToolPin
+from toolboxes.models import Server, ToolPin
 
 
 class Command(BaseCommand):

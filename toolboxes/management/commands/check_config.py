@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_gateway.check import check_servers
-from toolboxes import checks
+from mcp_gateway import check_servers
+from toolboxes import server_status
 from toolboxes.models import Server, Tenant
 
 HEADER = ("tenant", "toolbox", "server", "status", "tools", "reason")
@@ -45,10 +45,10 @@ class Command(BaseCommand):
         failed = warned = 0
         for server, result in zip(chosen, check_servers(chosen), strict=True):
             server.refresh_from_db(fields=["last_check_tools", "last_check_ok"])
-            missing = checks.missing_filters(server) if result.ok else []
+            missing = server_status.missing_filters(server) if result.ok else []
             failed += not result.ok
             warned += bool(missing)
-            reason = result.reason if not result.ok else checks.filter_warning(missing)
+            reason = result.reason if not result.ok else server_status.filter_warning(missing)
             rows.append(
                 (
                     server.toolbox.tenant.slug,

@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from toolboxes.config_format import dumps
+from toolboxes.catalog.entries import export_catalog
+from toolboxes.config_file import dumps
 from toolboxes.management.commands.export_config import write_owner_only
-from toolboxes.registry import export_catalog
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from toolboxes.config_format import dumps, export_all, export_desktop, export_tenant
+from toolboxes.config_file import dumps, export_all, export_desktop, export_tenant
 from toolboxes.management.commands.create_api_key import find_tenant
 from toolboxes.models import Tenant, Toolbox
 

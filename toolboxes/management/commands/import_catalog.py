@@ -5,8 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from toolboxes.config_format import ConfigError, loads
-from toolboxes.registry import EntrySpec, RegistryError, entries_from_document, import_entries
+from toolboxes.catalog.entries import entries_from_document, import_entries
+from toolboxes.catalog.server_json import EntrySpec, RegistryError
+from toolboxes.config_file import ConfigError, loads
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from toolboxes.config_format import (
+from toolboxes.config_file import (
     EXPORT_KEY,
     ConfigError,
     import_mcp_servers,

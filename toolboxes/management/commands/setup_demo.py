@@ -17,8 +17,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from toolboxes.catalog.entries import load_default_catalog
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
-from toolboxes.registry import load_default_catalog
 
 CREDENTIALS_FILE = "demo-credentials.json"
 DEMO_SLUG = "demo"

@@ -1,0 +1,101 @@
+"""The operator's catalog in the admin: entries and their parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Count, QuerySet
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest
+
+from accounts.roles import is_operator
+from toolboxes.models import CatalogEntry, CatalogParameter
+
+
+class CatalogParameterFormSet(BaseInlineFormSet):
+    """Every `{{name}}` the entry uses must be one of the parameters kept on this page."""
+
+    def clean(self) -> None:
+        super().clean()
+        names = {
+            form.cleaned_data["name"]
+            for form in self.forms
+            if form.cleaned_data.get("name") and not form.cleaned_data.get("DELETE")
+        }
+        missing = self.instance.undeclared(names)
+        if missing:
+            raise ValidationError(
+                f"Declare a parameter for each placeholder: {', '.join(missing)}."
+            )
+
+
+class CatalogParameterInline(admin.TabularInline):
+    model = CatalogParameter
+    formset = CatalogParameterFormSet
+    fields = ["position", "name", "description", "required", "secret", "default", "choices"]
+    extra = 0
+    ordering = ["position", "id"]
+
+
+@admin.register(CatalogEntry)
+class CatalogEntryAdmin(admin.ModelAdmin):
+    """The operator's catalog; tenant members only pick entries on their servers' forms."""
+
+    list_display = ["name", "title", "transport", "parameter_names", "server_count", "updated_at"]
+    list_filter = ["transport"]
+    search_fields = ["name", "title", "description"]
+    inlines = [CatalogParameterInline]
+    fields = [
+        ("name", "title"),
+        "description",
+        "transport",
+        ("command", "cwd"),
+        "args",
+        "env",
+        "url",
+        "headers",
+        ("mounts", "network"),
+        "egress_allow",
+        ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
+        ("created_at", "updated_at"),
+    ]
+    readonly_fields = ["created_at", "updated_at"]
+    formfield_overrides = {models.JSONField: {"widget": forms.Textarea(attrs={"rows": 2})}}
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CatalogEntry]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(server_total=Count("servers", distinct=True))
+            .prefetch_related("parameters")
+        )
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return is_operator(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_operator(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return is_operator(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_operator(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_operator(request.user)
+
+    @admin.display(description="parameters")
+    def parameter_names(self, obj: CatalogEntry) -> str:
+        return (
+            ", ".join(f"{p.name}{' (secret)' if p.secret else ''}" for p in obj.parameters.all())
+            or "—"
+        )
+
+    @admin.display(description="servers", ordering="server_total")
+    def server_count(self, obj: CatalogEntry) -> int:
+        return obj.server_total

@@ -1,0 +1,98 @@
+"""The admin's screen for pinned tool definitions: held tools per server, each with a diff
+against the approved definition, approved or rejected one by one or in bulk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import F, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html
+
+from accounts.admin_scope import TenantScoped
+from toolboxes import pins
+from toolboxes.models import ToolPin
+
+
+class StatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("held", "held (waiting)"), ("rejected", "rejected"), ("approved", "approved")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ToolPin]) -> QuerySet[ToolPin]:
+        value = self.value()
+        if value == "approved":
+            return queryset.filter(offered_hash=F("approved_hash"))
+        if value == "rejected":
+            return pins.held(queryset).filter(offered_hash=F("rejected_hash"))
+        if value == "held":
+            return pins.held(queryset).exclude(offered_hash=F("rejected_hash"))
+        return queryset
+
+
+@admin.register(ToolPin)
+class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
+    """Members see their tenants' pins only (another tenant's is 404, list filters name only
+    their own servers and tenants); a tenant's admins approve and reject, viewers read."""
+
+    tenant_path = "server__toolbox__tenant"
+    members_may = frozenset({"change"})  # deciding; a server offers its tools, none typed in
+    change_form_template = "admin/toolboxes/toolpin/change_form.html"
+    list_display = ["name", "server", "toolbox", "tenant", "status", "offered_at", "decided_at"]
+    list_filter = [StatusFilter, "server__toolbox__tenant", "server"]
+    list_select_related = ["server__toolbox__tenant"]
+    search_fields = ["name", "server__name", "server__toolbox__name"]
+    actions = ["approve_selected", "reject_selected"]
+    fields = ["name", "server", "status", "diff", "offered_at", "decided_at", "approved_hash"]
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ToolPin]:
+        return super().get_queryset(request).select_related("server__toolbox__tenant")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a server offers its tools; nobody types them in
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="toolbox")
+    def toolbox(self, obj: ToolPin) -> str:
+        return obj.server.toolbox.name
+
+    @admin.display(description="tenant")
+    def tenant(self, obj: ToolPin) -> str:
+        return obj.server.toolbox.tenant.slug
+
+    @admin.display(description="changes")
+    def diff(self, obj: ToolPin) -> str:
+        if not obj.is_held:
+            return "The offered definition is the approved one."
+        return format_html('<pre class="wb-diff">{}</pre>', obj.diff())
+
+    def _decide(self, request: HttpRequest, chosen: list[ToolPin], approve: bool) -> None:
+        allowed = [pin for pin in chosen if self.has_change_permission(request, pin)]
+        count = pins.approve(allowed) if approve else pins.reject(allowed)
+        verb = "Approved" if approve else "Rejected"
+        self.message_user(request, f"{verb} {count} tool definition(s).", messages.SUCCESS)
+
+    @admin.action(
+        description="Approve the offered definitions of the selected tools", permissions=["change"]
+    )
+    def approve_selected(self, request: HttpRequest, queryset: QuerySet[ToolPin]) -> None:
+        self._decide(request, list(queryset), approve=True)
+
+    @admin.action(
+        description="Reject the offered definitions of the selected tools", permissions=["change"]
+    )
+    def reject_selected(self, request: HttpRequest, queryset: QuerySet[ToolPin]) -> None:
+        self._decide(request, list(queryset), approve=False)
+
+    def response_change(self, request: HttpRequest, obj: ToolPin) -> HttpResponse:
+        for button, approve in (("_approve", True), ("_reject", False)):
+            if button in request.POST:
+                self._decide(request, [obj], approve)
+                return HttpResponseRedirect(request.path)
+        return super().response_change(request, obj)

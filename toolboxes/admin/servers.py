@@ -1,0 +1,130 @@
+"""Toolboxes and their servers in the admin: the toolbox page with its servers inline, the
+server page (its check: `server_checks`), and revealing a server's secrets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from accounts.admin_scope import TenantScoped
+from accounts.roles import is_operator
+from kernel.masking import masked
+from toolboxes import server_status
+from toolboxes.admin.forms import ServerForm, TenantServerForm
+from toolboxes.admin.pages import object_for, object_view_url, page
+from toolboxes.admin.server_checks import ServerChecks, check_status, check_status_plain
+from toolboxes.admin.server_layout import ServerLayout, parameter_values
+from toolboxes.models import Server, Toolbox
+
+
+def warn_missing_filters(
+    model_admin: admin.ModelAdmin, request: HttpRequest, server: Server
+) -> None:
+    """A filter naming a tool the server does not offer is saved, and said."""
+    missing = server_status.missing_filters(server)
+    if missing:
+        where = f"{server.toolbox.name}/{server.name}"
+        message = f"Server {where}: {server_status.filter_warning(missing)}"
+        model_admin.message_user(request, message, messages.WARNING)
+
+
+class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
+    tenant_path = "toolbox__tenant"
+    secret_fields = ("env", "headers")
+    model = Server
+    form = ServerForm
+    extra = 0
+    ordering = ["position", "id"]
+    show_change_link = True
+    readonly_fields = ["check_status", "check_status_plain"]
+
+    parameter_values = staticmethod(parameter_values)
+    check_status = staticmethod(check_status)
+    check_status_plain = staticmethod(check_status_plain)
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        if not is_operator(request.user):
+            kwargs["form"] = TenantServerForm
+        return super().get_formset(request, obj, **kwargs)
+
+
+@admin.register(Toolbox)
+class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
+    list_display = ["name", "tenant", "description", "server_count", "updated_at"]
+    list_filter = ["tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["name", "description", "tenant__slug", "tenant__name"]
+    inlines = [ServerInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Toolbox]:
+        return super().get_queryset(request).annotate(server_total=Count("servers"))
+
+    @admin.display(description="servers", ordering="server_total")
+    def server_count(self, obj: Toolbox) -> int:
+        return obj.server_total
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        for server in [*formset.new_objects, *(obj for obj, _ in formset.changed_objects)]:
+            warn_missing_filters(self, request, server)
+
+
+@admin.register(Server)
+class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
+    tenant_path = "toolbox__tenant"
+    secret_fields = ("env", "headers")
+    form = ServerForm
+    list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
+    list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
+    list_select_related = ["toolbox__tenant"]
+    search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
+    readonly_fields = ["reveal", "created_at", "updated_at", "check_status", "check_status_plain"]
+    head = ["toolbox"]
+    tail = ["reveal", ("created_at", "updated_at")]
+
+    parameter_values = staticmethod(parameter_values)
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if not is_operator(request.user):
+            kwargs["form"] = TenantServerForm
+        return super().get_form(request, obj, change, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Server, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        warn_missing_filters(self, request, obj)
+
+    @admin.display(description="env and headers")
+    def secrets(self, obj: Server) -> str:
+        return masked({**(obj.env or {}), **(obj.headers or {})})
+
+    @admin.display(description="secrets")
+    def reveal(self, obj: Server) -> str:
+        if obj.pk is None or not (obj.env or obj.headers):
+            return "—"
+        url = reverse("admin:toolboxes_server_reveal", args=[obj.pk])
+        return format_html('<a href="{}">Reveal env and header values…</a>', url)
+
+    def get_urls(self) -> list[Any]:
+        return [object_view_url(self, "reveal", self.reveal_view), *super().get_urls()]
+
+    def reveal_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        """Shows the stored values after an explicit confirmation, and records who looked."""
+        server = object_for(self, request, object_id)
+        revealed = request.method == "POST"
+        if revealed:
+            self.log_change(request, server, "Revealed secrets")
+        return page(
+            self,
+            request,
+            "admin/toolboxes/server/reveal.html",
+            f"Secrets of {server.toolbox}/{server.name}",
+            server=server,
+            revealed=revealed,
+        )

@@ -1,0 +1,41 @@
+"""The admins' configuration: tenants, their API keys, toolboxes, downstream servers, the
+catalog, pinned tool definitions and this database's installation, one module each."""
+
+# This database's installation: a model with its one reader (`installation_id`) beside it.
+from toolboxes.installation import Installation
+from toolboxes.models.catalog import (
+    CatalogEntry,
+    CatalogParameter,
+    validate_catalog_name,
+    validate_parameter_name,
+)
+from toolboxes.models.pins import PinState, ToolPin
+from toolboxes.models.sandbox import SandboxSettings
+from toolboxes.models.servers import (
+    REMOTE_TRANSPORTS,
+    PinningPolicy,
+    Server,
+    Transport,
+    default_tool_filters,
+)
+from toolboxes.models.tenants import ApiKey, ApiKeyQuerySet, Tenant, Toolbox
+
+__all__ = [
+    "REMOTE_TRANSPORTS",
+    "ApiKey",
+    "ApiKeyQuerySet",
+    "CatalogEntry",
+    "CatalogParameter",
+    "Installation",
+    "PinState",
+    "PinningPolicy",
+    "SandboxSettings",
+    "Server",
+    "Tenant",
+    "ToolPin",
+    "Toolbox",
+    "Transport",
+    "default_tool_filters",
+    "validate_catalog_name",
+    "validate_parameter_name",
+]

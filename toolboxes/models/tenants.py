@@ -1,0 +1,160 @@
+"""Tenants, their API keys and their toolboxes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import IntegrityError, models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from toolboxes import keys, versions
+from toolboxes.validators import NAME_PATTERN, validate_name
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField("display name", max_length=200, blank=True)
+    is_active = models.BooleanField("active", default=True)
+    max_connections = models.PositiveIntegerField(
+        "max live server connections",
+        null=True,
+        blank=True,
+        help_text="Per gateway process. Empty: the default (WORKBENCH_TENANT_MAX_CONNECTIONS).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.name or self.slug
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def usable(self) -> ApiKeyQuerySet:
+        now = timezone.now()
+        return self.filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now),
+            revoked_at__isnull=True,
+            tenant__is_active=True,
+        )
+
+    def revoke(self) -> int:
+        """Revoke in bulk; `update()` sends no signals, so tell the readers here."""
+        pending = self.filter(revoked_at__isnull=True)
+        tenant_ids = set(pending.values_list("tenant_id", flat=True))
+        count = pending.update(revoked_at=timezone.now())
+        for tenant_id in tenant_ids:
+            transaction.on_commit(lambda tenant_id=tenant_id: versions.bump(tenant_id))
+        return count
+
+
+class ApiKey(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    label = models.CharField(max_length=200, blank=True)
+    prefix = models.CharField(max_length=8, unique=True, editable=False)
+    key_hash = models.CharField("SHA-256 of the key", max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField("last used", null=True, blank=True, editable=False)
+    expires_at = models.DateTimeField("expires", null=True, blank=True)
+    revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
+    toolboxes = models.ManyToManyField(
+        "Toolbox",
+        blank=True,
+        related_name="+",
+        help_text="Limit the key to these toolboxes. Empty: all of its tenant's toolboxes.",
+    )
+    # Set for good once toolboxes are chosen: a limited key whose toolboxes are all
+    # deleted then sees none of them, instead of silently seeing every toolbox.
+    limited = models.BooleanField(default=False, editable=False)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"wb_{self.prefix}_… ({self.label})" if self.label else f"wb_{self.prefix}_…"
+
+    @classmethod
+    def issue(
+        cls,
+        tenant: Tenant,
+        *,
+        label: str = "",
+        toolboxes: list[Toolbox] | None = None,
+        expires_in_days: int | None = None,
+    ) -> tuple[ApiKey, str]:
+        """Create a key; the full key is returned here once and never stored."""
+        api_key = cls(tenant=tenant, label=label)
+        if expires_in_days is not None:
+            api_key.expires_at = timezone.now() + timedelta(days=expires_in_days)
+        full_key = api_key.assign_new_key()
+        if toolboxes:
+            api_key.toolboxes.set(toolboxes)  # marks it limited (toolboxes.signals)
+        return api_key, full_key
+
+    def assign_new_key(self) -> str:
+        """Pick a unique prefix, set the hash, save; return the full key."""
+        for _ in range(10):
+            self.prefix = keys.new_prefix()
+            full_key = keys.new_key(self.prefix)
+            self.key_hash = keys.hash_key(full_key)
+            try:
+                with transaction.atomic():
+                    self.save()
+            except IntegrityError:
+                if ApiKey.objects.filter(prefix=self.prefix).exists():
+                    continue  # a prefix collision: draw again
+                raise
+            return full_key
+        raise RuntimeError("Could not find a free API key prefix")
+
+    def matches(self, full_key: str) -> bool:
+        return keys.hashes_match(full_key, self.key_hash)
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at and self.expires_at <= timezone.now():
+            return "expired"
+        if not self.tenant.is_active:
+            return "tenant inactive"
+        return "active"
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+
+class Toolbox(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="toolboxes")
+    name = models.CharField(max_length=100, validators=[validate_name])
+    description = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["tenant__slug", "name"]
+        verbose_name_plural = "toolboxes"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "name"],
+                name="toolbox_name_unique_per_tenant",
+                violation_error_message="This tenant already has a toolbox of this name.",
+            ),
+            models.CheckConstraint(
+                condition=Q(name__regex=NAME_PATTERN), name="toolbox_name_charset"
+            ),
+            models.CheckConstraint(
+                condition=~Q(description=""), name="toolbox_description_required"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.name}"
