@@ -93,6 +93,8 @@ run: $(VENV)/.installed .env sandbox
 test: $(VENV)/.test-installed sandbox chromium
 	@echo "== ruff"
 	$(VENV)/bin/ruff check .
+	@echo "== mypy"
+	$(VENV)/bin/mypy
 	@if $(PY) -m tests.pg_reachable "$(PG_TEST_URL)"; then \
 		$(MAKE) --no-print-directory test-sqlite SQLITE_ALSO="and not once_pg" && \
 		$(MAKE) --no-print-directory test-postgres; \
@@ -130,6 +132,7 @@ bench-smoke: $(VENV)/.test-installed sandbox
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # A failed FastMCP install is not fatal: the latency table then says it was not measured.
 $(FASTMCP_VENV)/.installed:

@@ -15,7 +15,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import IO
+from typing import TextIO
 
 logger = logging.getLogger("workbench.downstream.stderr")
 
@@ -34,7 +34,7 @@ class StderrPipe:
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         self._read_fd: int | None = read_fd
-        self.writer: IO[str] = os.fdopen(write_fd, "w")  # handed to the child as its stderr
+        self.writer: TextIO = os.fdopen(write_fd, "w")  # handed to the child as its stderr
         self._buffer = b""
         self._skipping = False  # the rest of a line already logged, cut
         self._window_start = time.monotonic()

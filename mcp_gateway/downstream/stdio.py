@@ -42,6 +42,7 @@ import anyio.lowlevel
 import mcp_types as types
 from anyio.streams.text import TextReceiveStream
 from mcp.client.stdio import (
+    ServerProcess,
     StdioServerParameters,
     _aclose_all,
     _create_platform_compatible_process,
@@ -182,8 +183,9 @@ async def bounded_stdio_client(
     limits = None
     started: Started | None = None
     env = get_default_environment() | (server.env or {})
-    errors = stderr.writer if stderr is not None else errlog
+    errors = errlog.writer if isinstance(errlog, StderrPipe) else errlog
     pending: set[Any] = set()  # ids of requests sent and not yet answered
+    process: ServerProcess
     if sandbox is not None and policy.enabled:
         await probe(policy, sandbox.owner)
         if sandbox.network and (missing := sandbox_network.available()):

@@ -54,10 +54,8 @@ def stdio_parameters(server: ServerConfig, environ: Mapping[str, str]) -> StdioS
         # The sandbox's own HOME; `env -u` takes back what the SDK and bwrap add (PWD).
         env = env | {"HOME": HOME}
         extra = sorted(set(get_default_environment()) - set(base) - set(env) | {"PWD"})
-        command = launch(
-            executable, args, base | env, cwd, server.sandbox, policy, unset=extra
-        ).argv
-        return StdioServerParameters(command=command[0], args=command[1:], env=base | env)
+        argv = launch(executable, args, base | env, cwd, server.sandbox, policy, unset=extra).argv
+        return StdioServerParameters(command=argv[0], args=argv[1:], env=base | env)
     # The SDK adds its own inherited variables (USER, SHELL, ...) to every child; `env -u`
     # takes back those the spec's minimal base does not include.
     extra = sorted(set(get_default_environment()) - set(base) - set(env))
@@ -146,7 +144,7 @@ async def _streamable_http(
 ) -> AsyncIterator[Any]:
     transport = await _pinned_transport(url, policy)
     timeout = httpx2.Timeout(connect_timeout, read=300.0)
-    limit = {"max_sse_event_size": max_message_bytes} if max_message_bytes else {}
+    limit: dict[str, Any] = {"max_sse_event_size": max_message_bytes} if max_message_bytes else {}
     async with (
         _pinned_client(headers, timeout, transport) as http,
         streamable_http_client(url, http_client=http, **limit) as streams,

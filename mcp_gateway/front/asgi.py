@@ -8,6 +8,7 @@ import json
 import logging
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -59,7 +60,7 @@ def answers_as_json(scope: Scope, body: bytes) -> bool:
 
 
 async def json_response(
-    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()
+    send: Send, status: int, body: dict[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
 ) -> None:
     payload = json.dumps(body).encode()
     await send(

@@ -39,7 +39,7 @@ class InFlightCalls:
     """Calls in flight in this process, findable by their owner and request id."""
 
     def __init__(self) -> None:
-        self._scopes: dict[tuple[Owner, Any], anyio.CancelScope] = {}
+        self._scopes: dict[tuple[Owner | None, Any], anyio.CancelScope] = {}
 
     @contextmanager
     def track(self, owner: Owner | None, request_id: Any) -> Iterator[anyio.CancelScope]:

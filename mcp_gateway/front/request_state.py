@@ -3,6 +3,7 @@ the ASGI scope's state: the caller, its session, and the session id an `initiali
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ class RequestState:
     session_id: str | None = None  # the request's Mcp-Session-Id (2025-11-25 clients)
     new_session_id: str | None = None  # given to this `initialize`, when it is one
 
-    def put(self, scope: dict[str, Any]) -> None:
+    def put(self, scope: MutableMapping[str, Any]) -> None:
         scope.setdefault("state", {})[_KEY] = self
 
     @staticmethod

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
     import redis.asyncio as redis_asyncio
 except ImportError:  # pragma: no cover - installed without the extra
-    redis_asyncio = None
+    redis_asyncio = None  # type: ignore[assignment]  # absent: only a Redis CACHE_URL uses it
 
 from mcp_gateway.store.shared import EMBEDDED_BACKEND, EMBEDDED_BUSY_SECONDS, PREFIX, redis_url
 

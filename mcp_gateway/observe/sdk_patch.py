@@ -6,7 +6,7 @@ SDK internals, pinned by tests/gateway/observe/test_sdk_pins.py.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from mcp.shared import _otel, jsonrpc_dispatcher
 from opentelemetry.trace import INVALID_SPAN
@@ -20,7 +20,7 @@ class _NoSpan:
     def __enter__(self) -> Any:
         return INVALID_SPAN
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
 
@@ -41,6 +41,6 @@ def sdk_spans(on: bool) -> None:
     tracer provider, a span and a propagation per call that nobody sees: left out.
     (SDK internals, pinned by tests/gateway/observe/test_sdk_pins.py.)"""
     jsonrpc_dispatcher.otel_span = _otel.otel_span if on else no_span  # type: ignore[assignment]
-    jsonrpc_dispatcher.inject_trace_context = (  # type: ignore[assignment]
+    jsonrpc_dispatcher.inject_trace_context = (
         _otel.inject_trace_context if on else _no_trace_context
     )

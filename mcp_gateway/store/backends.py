@@ -43,7 +43,7 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes | str) -> Any:
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
@@ -171,7 +171,7 @@ class JsonRedisCache(RedisCache):
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = JsonRedisCacheClient
-        self._options = {**self._options, "serializer": JsonSerializer}
+        self._options: dict[str, Any] = {**self._options, "serializer": JsonSerializer}
 
 
 def redis_url(cache_settings: dict[str, Any]) -> str | None:

@@ -43,7 +43,7 @@ from django.core.cache.backends.locmem import LocMemCache
 try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
     import redis.asyncio as redis_asyncio
 except ImportError:  # pragma: no cover - installed without the extra
-    redis_asyncio = None
+    redis_asyncio = None  # type: ignore[assignment]  # absent: only a Redis CACHE_URL uses it
 
 from mcp_gateway.store.backends import (
     EMBEDDED_BACKEND,
