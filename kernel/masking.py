@@ -1,6 +1,6 @@
 """Masking: how a secret value is shown to an admin (never as itself)."""
 
-MASK = "********"  # a stored secret value a form keeps (toolboxes.forms)
+MASK = "********"  # a stored secret value a form keeps (toolboxes.admin.forms)
 
 
 def masked(values: dict[str, str] | None) -> str:

@@ -114,7 +114,7 @@ def validate_mounts(value: Any) -> None:
                     f"item {index}: {path} would show the gateway's own files ({own})",
                     code="protected",
                 )
-        # Resolved as each spawn will (mcp_gateway.downstream.sandbox.paths): a symlink, a protected
+        # Resolved as each spawn will (the gateway's `path_problem`): a symlink, a protected
         # target, a directory above that the tenant's uid cannot enter.
         reason = path_problem(path, None, settings.WORKBENCH_SANDBOX_PROTECTED_PATHS)
         if reason:

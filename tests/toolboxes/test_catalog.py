@@ -366,6 +366,31 @@ def test_operator_curates_an_entry_with_parameters_inline(admin_client, db):
     assert [(p.name, p.required) for p in entry.parameters.all()] == [("root", True)]
 
 
+@pytest.mark.parametrize(
+    ("fields", "warned"),
+    [
+        ({"parameters-0-secret": "on"}, True),  # a secret in an argument: ps shows it
+        ({}, False),
+        (
+            {"parameters-0-secret": "on", "args": '["-m", "tool"]', "env": '{"ROOT": "{{root}}"}'},
+            False,
+        ),
+    ],
+)
+def test_a_secret_parameter_in_an_argument_is_warned_about(admin_client, db, fields, warned):
+    response = admin_client.post(
+        reverse("admin:toolboxes_catalogentry_add"), entry_post(**fields), follow=True
+    )
+    assert response.status_code == 200 and CatalogEntry.objects.exists()
+    shown = [str(message) for message in response.context["messages"]]
+    warning = (
+        "Secret parameters in an argument or the URL: root. A server's arguments are visible "
+        "to the host's users (ps) and a URL's query reaches the remote server's logs: pass "
+        "secrets in env or headers instead."
+    )
+    assert (warning in shown) is warned
+
+
 def test_operator_cannot_use_an_undeclared_placeholder(admin_client, db):
     data = entry_post(**{"parameters-0-name": "other"})
     response = admin_client.post(reverse("admin:toolboxes_catalogentry_add"), data)

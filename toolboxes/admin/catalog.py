@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Count, QuerySet
@@ -73,6 +73,18 @@ class CatalogEntryAdmin(admin.ModelAdmin):
             .annotate(server_total=Count("servers", distinct=True))
             .prefetch_related("parameters")
         )
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        exposed = form.instance.exposed_secrets()
+        if exposed:
+            self.message_user(
+                request,
+                f"Secret parameters in an argument or the URL: {', '.join(exposed)}. A "
+                "server's arguments are visible to the host's users (ps) and a URL's query "
+                "reaches the remote server's logs: pass secrets in env or headers instead.",
+                messages.WARNING,
+            )
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return is_operator(request.user)

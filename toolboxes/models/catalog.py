@@ -143,6 +143,13 @@ class CatalogEntry(SandboxSettings):
             if name not in declared
         ]
 
+    def exposed_secrets(self) -> list[str]:
+        """Secret parameters that fill an argument or the URL: a process's arguments are
+        seen by the host's users (`ps`), a URL's query by the remote server's logs."""
+        secret = {parameter.name for parameter in self.parameters.all() if parameter.secret}
+        used = {name for text in [*self.args, self.url] for name in placeholders(text)}
+        return sorted(secret & used)
+
     def whole_argument_parameters(self) -> set[str]:
         """Parameters that fill an argument on their own (`{{dir}}`): their values must not
         start with '-', or a value could smuggle in an option the operator did not choose."""
