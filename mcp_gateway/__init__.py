@@ -26,6 +26,7 @@ _SANDBOX = "mcp_gateway.downstream.sandbox"
 _PUBLIC: dict[str, tuple[str, str]] = {
     # Serving /mcp (workbench_site)
     "Gateway": ("mcp_gateway.front.http", "Gateway"),
+    "is_gateway_path": ("mcp_gateway.front.endpoints", "is_gateway_path"),
     "GatewayOptions": ("mcp_gateway.options", "GatewayOptions"),
     "configure_metrics": ("mcp_gateway.observe.metrics", "configure_metrics"),
     "configure_tracing": ("mcp_gateway.observe.tracing", "configure_tracing"),
@@ -96,6 +97,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "env_file_names",
     "estimated_tokens",
     "installation_prefix",
+    "is_gateway_path",
     "key_sees",
     "named_paths",
     "open_sandboxed",

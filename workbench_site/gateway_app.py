@@ -15,11 +15,10 @@ from mcp_gateway import (
     configure_metrics,
     configure_sandbox,
     configure_tracing,
+    is_gateway_path,
 )
 
 logger = logging.getLogger("workbench")
-
-MCP_PATH = "/mcp"
 
 
 def build_gateway(options: GatewayOptions | None = None) -> Gateway:
@@ -58,7 +57,7 @@ def build_application(django_app: ASGIApp, gateway: Gateway | None = None) -> AS
         if scope["type"] == "lifespan":
             return await lifespan(receive, send)
         path = scope.get("path", "")
-        if scope["type"] == "http" and (path == MCP_PATH or path == MCP_PATH + "/"):
+        if scope["type"] == "http" and is_gateway_path(path):
             return await gateway(scope, receive, send)
         if scope["type"] == "http" and path == METRICS_PATH:
             return await metrics(scope, receive, send)

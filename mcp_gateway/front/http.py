@@ -45,6 +45,7 @@ from mcp_gateway.front.auth import (
     refused_key_prefix,
 )
 from mcp_gateway.front.cancellation import InFlightCalls
+from mcp_gateway.front.endpoints import NOT_FOUND, tenant_of
 from mcp_gateway.front.hostcheck import HostCheck, refuse
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import build_server
@@ -180,6 +181,11 @@ class Gateway:
                 {"error": exc.reason, "message": exc.message},
                 [(b"www-authenticate", challenge(scope, exc, self.host_check))],
             )
+            return
+        slug = tenant_of(scope.get("path", ""))
+        if slug is not None and slug != caller.tenant.slug:
+            # Another tenant's slug and an unknown one answer alike: nothing says which.
+            await json_response(send, 404, NOT_FOUND)
             return
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None
         if scope["method"] == "DELETE" and session_id:

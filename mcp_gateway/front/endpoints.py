@@ -1,0 +1,27 @@
+"""Where the gateway answers: `/mcp`, and the same per tenant at `/mcp/t/<tenant-slug>`,
+so that a load balancer can hash tenants onto replicas by path (the contract's rule: there
+the credential must belong to that tenant, and another tenant's slug answers exactly as an
+unknown one does)."""
+
+from __future__ import annotations
+
+MCP_PATH = "/mcp"
+TENANT_PREFIX = "/mcp/t/"
+NOT_FOUND = {
+    "error": "not_found",
+    "message": "There is no MCP endpoint at this path for this credential.",
+}
+
+
+def is_gateway_path(path: str) -> bool:
+    return path in (MCP_PATH, MCP_PATH + "/") or path.startswith(TENANT_PREFIX)
+
+
+def tenant_of(path: str) -> str | None:
+    """The slug a per-tenant path names ('' for a path that names none well), or None for
+    `/mcp` itself."""
+    if not path.startswith(TENANT_PREFIX):
+        return None
+    slug = path[len(TENANT_PREFIX) :]
+    slug = slug[:-1] if slug.endswith("/") else slug
+    return slug if slug and "/" not in slug else ""
