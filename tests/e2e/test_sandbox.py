@@ -19,7 +19,6 @@ from django.core.management import call_command
 
 from mcp_gateway.downstream.sandbox import policy as sandbox_policy
 from mcp_gateway.downstream.sandbox.argv import HOME
-from tests.harness.live import TenantSetup
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import http_fixture_process
@@ -29,19 +28,10 @@ from tests.harness.tenant_dirs import tenant_dir
 # the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
 pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
-HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
 PROJECT = Path(settings.BASE_DIR)
 MEMORY_MB = 128
 PROCESSES = 40
 CPU_SECONDS = 4  # enough to start (imports), not to spin for long
-
-
-def hostile(setup: TenantSetup, **fields: object) -> None:
-    toolbox = setup.toolbox("evil")
-    server = toolbox.servers.create(
-        name="hostile", command=sys.executable, args=[HOSTILE], **fields
-    )
-    server.full_clean()
 
 
 @pytest.fixture
@@ -50,7 +40,7 @@ def tenants(make_setup):
     plain server holding a secret in its env."""
     marker, secret = uuid.uuid4().hex, uuid.uuid4().hex
     a = make_setup("tenant-a")
-    hostile(a, network=False, memory_limit_mb=MEMORY_MB, process_limit=PROCESSES)
+    a.hostile_server("evil", network=False, memory_limit_mb=MEMORY_MB, process_limit=PROCESSES)
     b = make_setup("tenant-b")
     b.fixture_server(b.toolbox("dev"), "plain", "--prefix", marker, env={"SECRET": secret})
     return a, b, marker, secret
@@ -127,7 +117,7 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
 @pytest.fixture
 def burner(make_setup):
     setup = make_setup("burner")
-    hostile(setup, cpu_limit_seconds=CPU_SECONDS, memory_limit_mb=MEMORY_MB)
+    setup.hostile_server("evil", cpu_limit_seconds=CPU_SECONDS, memory_limit_mb=MEMORY_MB)
     return setup
 
 

@@ -7,7 +7,6 @@ more than the bounds. One gateway and one tenant for the module; two sandboxes."
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from tests.harness.waits import eventually
 # the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
 pytestmark = [pytest.mark.anyio, pytest.mark.once_pg, pytest.mark.xdist_group("sandbox_mem")]
 
-HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
 MEMORY_MB = 128
 ASKED_MB = 1024
 # Other processes of the machine (other tests) may add shared memory meanwhile: a little
@@ -45,11 +43,8 @@ def world(module_db) -> TenantSetup:
     if reason:
         pytest.skip(reason)
     setup = make_tenant_setup("mem")
-    for toolbox, fields in {"tmp": {}, "shm": {"memory_limit_mb": MEMORY_MB}}.items():
-        server = setup.toolbox(toolbox).servers.create(
-            name="hostile", command=sys.executable, args=[HOSTILE], **fields
-        )
-        server.full_clean()
+    setup.hostile_server("tmp")
+    setup.hostile_server("shm", memory_limit_mb=MEMORY_MB)
     return setup
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -26,7 +24,6 @@ from tests.harness.results import payload, text_of, use
 # the test database, so one pass runs it (the PostgreSQL one under make test: once_pg).
 pytestmark = [pytest.mark.anyio, pytest.mark.once_pg, pytest.mark.xdist_group("sandbox_net")]
 
-HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
 METADATA = ("169.254.169.254", 80)
 REDIS, POSTGRESQL = 6379, 5432
 REFUSED = "EHOSTUNREACH"  # the namespace's rules: reject with icmp admin-prohibited
@@ -55,10 +52,7 @@ def world(module_db, test_host) -> TenantSetup:
         "off": {"network": False},
     }
     for toolbox, fields in cases.items():
-        server = setup.toolbox(toolbox).servers.create(
-            name="hostile", command=sys.executable, args=[HOSTILE], **fields
-        )
-        server.full_clean()
+        setup.hostile_server(toolbox, **fields)
     return setup
 
 

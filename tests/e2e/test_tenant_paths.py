@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,6 @@ from toolboxes.models import CatalogEntry, CatalogParameter, Server
 # Between the gateway and its downstream servers: the same whatever the test database.
 pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
-HOSTILE = str(Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py")
 NODE_BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
 PROJECT = str(settings.BASE_DIR)
 
@@ -80,14 +78,7 @@ def swapper(make_setup) -> tuple[TenantSetup, Path]:
     (shared / "notes.txt").write_text("the tenant's own notes")
     for path in (mount, shared):
         os.chown(path, uid, uid)
-    hostile = setup.toolbox("evil").servers.create(
-        name="hostile",
-        command=sys.executable,
-        args=[HOSTILE],
-        mounts=[{"path": str(mount), "writable": True}],
-        network=False,
-    )
-    hostile.full_clean()
+    setup.hostile_server("evil", mounts=[{"path": str(mount), "writable": True}], network=False)
     setup.fixture_server(setup.toolbox("reader"), "reader", mounts=[{"path": str(shared)}])
     return setup, shared
 

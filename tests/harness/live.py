@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.harness.paths import FIXTURE_SERVER
+from tests.harness.paths import FIXTURE_SERVER, HOSTILE_SERVER
 from tests.harness.waits import wait_until
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 from workbench_site.gateway_app import build_application
@@ -139,6 +139,20 @@ class TenantSetup:
         return Toolbox.objects.create(
             tenant=self.tenant, name=name, description=description or f"{name} tools"
         )
+
+    def hostile_server(self, toolbox: str, **fields: Any) -> Server:
+        """A server named `hostile`, running tests/servers/hostile_server.py (which tries
+        every escape it is asked to), in a new toolbox of that name."""
+        server = Server(
+            toolbox=self.toolbox(toolbox),
+            name="hostile",
+            command=sys.executable,
+            args=[HOSTILE_SERVER],
+            **fields,
+        )
+        server.full_clean()
+        server.save()
+        return server
 
     def fixture_server(
         self, toolbox: Toolbox, name: str, *args: str, position: int = 0, **fields: Any

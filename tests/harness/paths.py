@@ -5,4 +5,5 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 FIXTURE_SERVER = str(SERVERS / "fixture_server.py")
+HOSTILE_SERVER = str(SERVERS / "hostile_server.py")  # a server that tries to escape
 SHIFTING_SERVER = str(SERVERS / "shifting_server.py")

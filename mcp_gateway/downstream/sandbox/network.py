@@ -99,7 +99,9 @@ async def attach(pid: int, allowed: Allowance) -> Network:
     try:
         with anyio.fail_after(SETUP_SECONDS):
             await _wait_ready(ready_read, process)
-            await _install(pid, ruleset(allowed, host_addresses()))
+            # Cached after the first call; that one runs `ip`, off the event loop.
+            host = await anyio.to_thread.run_sync(host_addresses)
+            await _install(pid, ruleset(allowed, host))
     except BaseException:
         with anyio.CancelScope(shield=True):
             await network.close()
