@@ -25,3 +25,9 @@ def in_thread(func: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 async def release_database() -> None:
     """Close the connections the ORM opened in asgiref's thread (at shutdown)."""
     await sync_to_async(connections.close_all, thread_sensitive=True)()
+
+
+def close_thread_connections() -> None:
+    """Close the connections the ORM opened in the calling thread (a writer's thread, at
+    shutdown: Django's connections are per thread)."""
+    connections.close_all()

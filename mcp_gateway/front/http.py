@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from mcp_gateway.database.reads import Snapshots, installation
 from mcp_gateway.database.records import record_connection, save_calls
-from mcp_gateway.database.threads import release_database
+from mcp_gateway.database.threads import close_thread_connections, release_database
 from mcp_gateway.downstream.pool import Pool
 from mcp_gateway.downstream.sandbox.policy import active_policy
 from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
@@ -79,7 +79,12 @@ class Gateway:
         self.options = options
         self.shared = store_for(options.cache)
         call_log = (
-            CallLog(save_calls, options.call_log_queue, options.call_log_batch)
+            CallLog(
+                save_calls,
+                options.call_log_queue,
+                options.call_log_batch,
+                release=close_thread_connections,
+            )
             if options.call_log
             else None
         )

@@ -1,10 +1,13 @@
 """The call log's writer: entries go into a bounded queue on the request path (no await, no
-I/O) and one task writes them in batches, through a thread (the ORM never runs on the
-event loop). A slow or locked database fills the queue; what does not fit is dropped and
-counted (`workbench_call_log_dropped_total`), never waited for.
+I/O) and one task writes them in batches, through a thread of its own (the ORM never runs
+on the event loop). A slow or locked database fills the queue; what does not fit is
+dropped and counted (`workbench_call_log_dropped_total`), never waited for.
 
-Batches are written by `save` (the gateway gives `database.records.save_calls`): nothing
-here knows Django.
+Batches are written by `save` (the gateway gives `database.records.save_calls`) and the
+thread's resources let go by `release` (its database connection): nothing here knows
+Django. The one thread runs them in order, so shutdown's last batches and `release` come
+after a batch already being written, never beside it: nothing of the gateway's writes to
+the database once it has stopped (within DRAIN_SECONDS).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -54,13 +58,25 @@ class CallEntry:
     redactors: tuple[Redactor, ...] = ()
 
 
+def _nothing() -> None:
+    pass
+
+
 class CallLog:
     def __init__(
-        self, save: Callable[[Sequence[CallEntry]], None], max_queue: int, batch_size: int
+        self,
+        save: Callable[[Sequence[CallEntry]], None],
+        max_queue: int,
+        batch_size: int,
+        release: Callable[[], None] = _nothing,
     ) -> None:
-        self.save = save  # run in a worker thread, one batch at a time
+        self.save = save  # run in the writer's thread, one batch at a time
+        self.release = release  # run in the writer's thread last, at shutdown
         self.batch_size = batch_size
         self._queue: asyncio.Queue[CallEntry] = asyncio.Queue(max_queue)
+        # Taken from the queue, not yet handed to the thread (a batch gathering).
+        self._gathering: list[CallEntry] = []
+        self._thread: ThreadPoolExecutor | None = None
 
     def put(self, entry: CallEntry) -> None:
         try:
@@ -70,18 +86,25 @@ class CallLog:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[CallLog]:
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._write_forever)
-            try:
-                yield self
-            finally:
-                group.cancel_scope.cancel()
-        with anyio.move_on_after(DRAIN_SECONDS, shield=True):
-            while not self._queue.empty():
-                await self._write(self._take_batch())
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-calllog")
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._write_forever)
+                try:
+                    yield self
+                finally:
+                    group.cancel_scope.cancel()
+            # A batch the cancelled task was writing goes on in the thread; what follows
+            # queues behind it. Bounded: a database that hangs does not hold shutdown.
+            with anyio.move_on_after(DRAIN_SECONDS, shield=True):
+                while self._gathering or not self._queue.empty():
+                    await self._write(self._take_batch())
+                await self._in_thread(self.release)
+        finally:
+            self._thread.shutdown(wait=False, cancel_futures=True)
 
     def _take_batch(self) -> list[CallEntry]:
-        batch: list[CallEntry] = []
+        batch, self._gathering = self._gathering, []
         while len(batch) < self.batch_size:
             try:
                 batch.append(self._queue.get_nowait())
@@ -91,18 +114,24 @@ class CallLog:
 
     async def _write_forever(self) -> None:
         while True:
-            first = await self._queue.get()
+            self._gathering.append(await self._queue.get())
             # Let a burst gather into one batch (one transaction) before writing.
             if self._queue.qsize() < self.batch_size - 1:
                 await anyio.sleep(FLUSH_SECONDS)
-            await self._write([first, *self._take_batch()])
+            await self._write(self._take_batch())
+
+    async def _in_thread(self, func: Callable[..., None], *args: Any) -> None:
+        """`func` in the writer's thread. Cancelled while it runs, it runs on (a thread
+        cannot be stopped); whatever is handed over next waits for it."""
+        assert self._thread is not None, "CallLog.running() first"
+        await asyncio.wrap_future(self._thread.submit(func, *args))
 
     async def _write(self, batch: list[CallEntry]) -> None:
         if not batch:
             return
         m = metrics()
         try:
-            await anyio.to_thread.run_sync(self.save, batch, abandon_on_cancel=True)
+            await self._in_thread(self.save, batch)
         except Exception:
             m.call_log_failed.inc(len(batch))
             logger.exception("Could not write %d call log entries", len(batch))
