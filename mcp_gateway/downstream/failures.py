@@ -10,12 +10,12 @@ full reason and the tail of stderr, with the server's secret values redacted.
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import anyio
 
+from kernel.incidents import new_incident_id
 from kernel.redaction import Redactor
 from mcp_gateway.downstream.envrefs import ExpansionError
 
@@ -69,10 +69,6 @@ class Incident:
 
     phrase: str
     id: str
-
-
-def new_incident_id() -> str:
-    return secrets.token_hex(6)
 
 
 def report(

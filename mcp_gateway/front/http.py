@@ -57,6 +57,7 @@ from mcp_gateway.observe.calllog import CallLog
 from mcp_gateway.observe.client_names import ClientNames
 from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.options import GatewayOptions
+from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
 from mcp_gateway.store.shared import installation_prefix, store_for
 
 logger = logging.getLogger("workbench.auth")
@@ -187,6 +188,9 @@ class Gateway:
                 [(b"www-authenticate", challenge(scope, exc, self.host_check))],
             )
             return
+        except StoreUnavailable as exc:
+            await store_unavailable(send, exc)
+            return
         slug = tenant_of(scope.get("path", ""))
         if slug is not None and slug != caller.tenant.slug:
             # Another tenant's slug and an unknown one answer alike: nothing says which.
@@ -257,3 +261,10 @@ class Gateway:
                 await self.json_answers.handle_request(scope, replayed, send)
             finally:
                 watcher.cancel()
+
+
+async def store_unavailable(send: Send, exc: StoreUnavailable) -> None:
+    """503 with the short reason and its incident id (the log holds the store's error)."""
+    body = {"error": "store_unavailable", "message": str(exc), "incident": exc.incident}
+    retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
+    await json_response(send, 503, body, retry)

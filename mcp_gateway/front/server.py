@@ -14,6 +14,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.shared.exceptions import MCPError
 
 from mcp_gateway import __version__
 from mcp_gateway.front import instructions
@@ -27,6 +28,7 @@ from mcp_gateway.metatools.tools import META_TOOLS, error_result
 from mcp_gateway.metatools.use_tool import ToolCall
 from mcp_gateway.observe.outcome import Outcome
 from mcp_gateway.observe.recorder import Recorder
+from mcp_gateway.store.failure import StoreUnavailable
 
 
 def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
@@ -61,6 +63,14 @@ def build_server(
         return types.ListToolsResult(tools=META_TOOLS)
 
     async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            return await meta_tool(ctx, params)
+        except StoreUnavailable as exc:  # the short reason and its incident, as JSON-RPC's
+            raise MCPError(types.INTERNAL_ERROR, str(exc), {"incident": exc.incident}) from exc
+
+    async def meta_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         state = _state(ctx)

@@ -21,12 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
-    import redis.asyncio as redis_asyncio
-except ImportError:  # pragma: no cover - installed without the extra
-    redis_asyncio = None  # type: ignore[assignment]  # absent: only a Redis CACHE_URL uses it
-
-from mcp_gateway.store.shared import EMBEDDED_BACKEND, EMBEDDED_BUSY_SECONDS, PREFIX, redis_url
+from mcp_gateway.store.shared import (
+    EMBEDDED_BACKEND,
+    EMBEDDED_BUSY_SECONDS,
+    PREFIX,
+    guard,
+    redis_client,
+    redis_location,
+    redis_url,
+)
 
 
 @dataclass(frozen=True)
@@ -178,14 +181,16 @@ return tostring(wait)
 
 class RedisBuckets:
     def __init__(self, url: str) -> None:
-        self._redis = redis_asyncio.Redis.from_url(url)
+        self._redis = redis_client(url)
+        self._where = redis_location(url)
         self._script = self._redis.register_script(_TAKE_SCRIPT)
 
     async def take(self, buckets: list[tuple[str, Limit]]) -> float:
         args: list[Any] = []
         for _, limit in buckets:
             args += [limit.rate, limit.burst]
-        result = await self._script(keys=[name for name, _ in buckets], args=args)
+        with guard("rate limit", self._where):
+            result = await self._script(keys=[name for name, _ in buckets], args=args)
         return float(result)
 
     async def close(self) -> None:

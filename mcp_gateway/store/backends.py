@@ -7,8 +7,19 @@ import json
 import logging
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from diskcache import DjangoCache
+
+try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
+    import redis.asyncio as redis_asyncio
+    import redis.asyncio.retry as async_retry
+    import redis.retry as sync_retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError:  # pragma: no cover - installed without the extra
+    redis_asyncio = None  # type: ignore[assignment]  # absent: only a Redis CACHE_URL uses it
 from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN, Disk
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.core.exceptions import ImproperlyConfigured
@@ -27,6 +38,29 @@ EMBEDDED_BUSY_SECONDS = 0.05
 EMBEDDED_SIZE_LIMIT_BYTES = 1 << 30
 # Every entry's name begins with this; see installation_prefix.
 PREFIX = "wb"
+# Redis connections, in every process (the gateway's asyncio clients, Django's cache): a
+# call that cannot connect or answer in time fails in seconds instead of hanging; a
+# pooled connection idle this long is checked (PING) before use; a command that meets a
+# dropped connection (Redis restarted) is sent again on a new one, twice at the most,
+# before the store counts as unavailable.
+REDIS_CONNECTION: dict[str, Any] = {
+    "socket_timeout": 2.0,
+    "socket_connect_timeout": 2.0,
+    "health_check_interval": 10.0,
+}
+REDIS_RETRIES = 2
+REDIS_BACKOFF_SECONDS = (0.05, 0.5)  # the first wait, and the most any wait may be
+
+
+def redis_retry(asynchronous: bool) -> dict[str, Any]:
+    """redis-py's retry options (its `from_url` leaves retries off): for the asyncio
+    client or the synchronous one Django's cache uses."""
+    retry = async_retry.Retry if asynchronous else sync_retry.Retry
+    base, cap = REDIS_BACKOFF_SECONDS
+    return {
+        "retry": retry(ExponentialBackoff(cap=cap, base=base), REDIS_RETRIES),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+    }
 
 
 def installation_prefix(installation: str) -> str:
@@ -171,7 +205,25 @@ class JsonRedisCache(RedisCache):
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = JsonRedisCacheClient
-        self._options: dict[str, Any] = {**self._options, "serializer": JsonSerializer}
+        self._options: dict[str, Any] = {
+            **REDIS_CONNECTION,
+            **redis_retry(asynchronous=False),
+            **self._options,
+            "serializer": JsonSerializer,
+        }
+
+
+def redis_location(url: str) -> str:
+    """A Redis URL as the operator's log may show it: no password."""
+    parts = urlsplit(url)
+    return f"redis {parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
+
+
+def redis_client(url: str) -> Any:
+    """The gateway's asyncio Redis client for `url`, with REDIS_CONNECTION's bounds."""
+    if redis_asyncio is None:  # pragma: no cover - installed without the redis extra
+        raise ImproperlyConfigured("CACHE_URL names Redis: install the `redis` extra")
+    return redis_asyncio.Redis.from_url(url, **REDIS_CONNECTION, **redis_retry(asynchronous=True))
 
 
 def redis_url(cache_settings: dict[str, Any]) -> str | None:

@@ -40,11 +40,6 @@ from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 
-try:  # the optional `redis` extra: needed only where CACHE_URL names Redis
-    import redis.asyncio as redis_asyncio
-except ImportError:  # pragma: no cover - installed without the extra
-    redis_asyncio = None  # type: ignore[assignment]  # absent: only a Redis CACHE_URL uses it
-
 from mcp_gateway.store.backends import (
     EMBEDDED_BACKEND,
     EMBEDDED_BUSY_SECONDS,
@@ -56,10 +51,13 @@ from mcp_gateway.store.backends import (
     embedded_store,
     installation_prefix,
     loads,
+    redis_client,
+    redis_location,
     redis_url,
     refused,
     shared_cache,
 )
+from mcp_gateway.store.failure import StoreUnavailable, guard
 
 __all__ = [  # the backends' names the rest of the gateway reaches through here
     "EMBEDDED_BACKEND",
@@ -69,12 +67,19 @@ __all__ = [  # the backends' names the rest of the gateway reaches through here
     "EmbeddedCache",
     "EmbeddedStore",
     "SharedStore",
+    "StoreUnavailable",
     "embedded_store",
+    "guard",
     "installation_prefix",
+    "redis_client",
+    "redis_location",
     "redis_url",
     "shared_cache",
     "store_for",
 ]
+
+
+EMBEDDED_WHERE = "the embedded store"
 
 
 class SharedStore(Protocol):
@@ -95,13 +100,16 @@ class EmbeddedStore:
         self.backend = backend
 
     async def get(self, key: str, default: Any = None) -> Any:
-        return self.backend.get(key, default, retry=True)
+        with guard("read", EMBEDDED_WHERE):
+            return self.backend.get(key, default, retry=True)
 
     async def set(self, key: str, value: Any, timeout: float | None) -> None:
-        self.backend.set(key, value, timeout)
+        with guard("write", EMBEDDED_WHERE):
+            self.backend.set(key, value, timeout)
 
     async def delete_many(self, keys: list[str]) -> None:
-        self.backend.delete_many(keys)
+        with guard("delete", EMBEDDED_WHERE):
+            self.backend.delete_many(keys)
 
     async def close(self) -> None:
         self.backend.close()
@@ -116,9 +124,10 @@ class CacheStore:
 
     async def _run(self, method_name: str, *args: Any) -> Any:
         method = getattr(self._backend, method_name)
-        if self._direct:
-            return method(*args)
-        return await sync_to_async(method, thread_sensitive=False)(*args)
+        with guard(method_name, type(self._backend).__name__):
+            if self._direct:
+                return method(*args)
+            return await sync_to_async(method, thread_sensitive=False)(*args)
 
     async def get(self, key: str, default: Any = None) -> Any:
         return await self._run("get", key, default)
@@ -137,12 +146,14 @@ class RedisStore:
     """The same entries as Django's Redis backend, through redis' asyncio client."""
 
     def __init__(self, url: str, backend: BaseCache) -> None:
-        self._redis = redis_asyncio.Redis.from_url(url)
+        self._redis = redis_client(url)
+        self.where = redis_location(url)
         self._make_key = backend.make_key
 
     async def get(self, key: str, default: Any = None) -> Any:
         stored = self._make_key(key)
-        value = await self._redis.get(stored)
+        with guard("read", self.where):
+            value = await self._redis.get(stored)
         if value is None:
             return default
         try:
@@ -153,11 +164,13 @@ class RedisStore:
 
     async def set(self, key: str, value: Any, timeout: float | None) -> None:
         expiry = None if timeout is None else max(1, int(timeout))
-        await self._redis.set(self._make_key(key), dumps(value), ex=expiry)
+        with guard("write", self.where):
+            await self._redis.set(self._make_key(key), dumps(value), ex=expiry)
 
     async def delete_many(self, keys: list[str]) -> None:
         if keys:
-            await self._redis.delete(*[self._make_key(key) for key in keys])
+            with guard("delete", self.where):
+                await self._redis.delete(*[self._make_key(key) for key in keys])
 
     async def close(self) -> None:
         await self._redis.aclose()
