@@ -2,7 +2,7 @@
 
 `redaction` (secret values out of logs and the call log), `pins` (the pin rule: a tool's
 definition, its digest, which tools wait for an admin), `headers` (what no configuration
-may set on a request), `masking` (how a secret is shown to an admin), `incidents` (the id joining a client's short
-reason to the log line with the whole story). Apps import it; it
+may set on a request), `masking` (how a secret is shown to an admin), `incidents` (the id
+joining a client's short reason to the log line with the whole story). Apps import it; it
 imports none of them (tests/gateway/test_arrows.py holds this).
 """

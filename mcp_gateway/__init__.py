@@ -38,6 +38,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "EmbeddedStore": ("mcp_gateway.store.shared", "EmbeddedStore"),
     "REDIS_BACKEND": ("mcp_gateway.store.backends", "REDIS_BACKEND"),
     "installation_prefix": ("mcp_gateway.store.backends", "installation_prefix"),
+    "describe_store": ("mcp_gateway.store.backends", "describe_store"),
     # The stdio sandbox: its settings, the paths an admin may name, a spawn (bench)
     "SandboxPolicy": (f"{_SANDBOX}.policy", "SandboxPolicy"),
     "configure_sandbox": (f"{_SANDBOX}.policy", "configure"),
@@ -93,6 +94,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "configure_metrics",
     "configure_sandbox",
     "configure_tracing",
+    "describe_store",
     "embedded_store",
     "env_file_names",
     "estimated_tokens",

@@ -7,6 +7,9 @@ class ToolboxesConfig(AppConfig):
     verbose_name = "Workbench configuration"
 
     def ready(self) -> None:
-        from toolboxes import signals  # models are loaded only once the app is ready
+        from toolboxes import (
+            signals,  # models are loaded only once the app is ready
+            system_checks,  # noqa: F401  # registers its checks
+        )
 
         signals.connect_signals()

@@ -14,7 +14,8 @@ import threading
 import uuid
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, models, transaction
+from django.utils import timezone
 
 
 class Installation(models.Model):
@@ -22,6 +23,10 @@ class Installation(models.Model):
 
     installation_id = models.CharField(max_length=32, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The shared store the gateways of this database use (`mcp_gateway.describe_store`),
+    # recorded by each gateway at its start: what a command's store is checked against.
+    store = models.CharField(max_length=500, blank=True, default="", editable=False)
+    store_recorded_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         app_label = "toolboxes"
@@ -41,16 +46,18 @@ def _database() -> tuple[Any, ...]:
     return (connection.vendor, settings["NAME"], settings.get("HOST"), settings.get("PORT"))
 
 
+def _row(rows: models.QuerySet[Installation]) -> Installation:
+    row, _ = rows.get_or_create(pk=1, defaults={"installation_id": uuid.uuid4().hex})
+    return row
+
+
 def installation_id() -> str:
     """This database's id (ORM: call it off the event loop the first time)."""
     database = _database()
     known = _known.get(database)
     if known is None:
         with _lock:
-            row, _ = Installation.objects.get_or_create(
-                pk=1, defaults={"installation_id": uuid.uuid4().hex}
-            )
-            known = _known.setdefault(database, row.installation_id)
+            known = _known.setdefault(database, _row(Installation.objects).installation_id)
     return known
 
 
@@ -60,3 +67,20 @@ def describe_database() -> str:
     settings = connection.settings_dict
     where = f" on {settings['HOST']}:{settings.get('PORT') or ''}".rstrip(":")
     return f"{connection.vendor} {settings['NAME']}" + (where if settings.get("HOST") else "")
+
+
+def record_store(store: str) -> str | None:
+    """A gateway's start: `store` is now the gateways' store. Returns the store recorded
+    before when it was another (ORM: off the event loop)."""
+    with transaction.atomic():
+        row = _row(Installation.objects.select_for_update())
+        before = row.store
+        row.store, row.store_recorded_at = store, timezone.now()
+        row.save(update_fields=["store", "store_recorded_at"])
+    return before if before and before != store else None
+
+
+def recorded_store() -> tuple[str, Any] | None:
+    """The gateways' store and when it was recorded; None before any gateway started."""
+    row = Installation.objects.filter(pk=1).values_list("store", "store_recorded_at").first()
+    return row if row and row[0] else None

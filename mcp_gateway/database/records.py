@@ -12,8 +12,8 @@ from typing import Any
 from calls.writer import save_batch
 from kernel.pins import OFF
 from mcp_gateway.database.threads import in_thread
+from toolboxes import installation, server_status
 from toolboxes import pins as tool_pins
-from toolboxes import server_status
 from toolboxes.models import ApiKey, Server
 
 
@@ -63,3 +63,7 @@ async def touch_key(key_id: int, when: float) -> None:
 def save_calls(entries: Sequence[Any]) -> None:
     """Write a batch of call log entries (`observe.calllog`), in the writer's thread."""
     save_batch(list(entries))
+
+
+# A gateway's start: the store it uses, recorded for commands to check theirs against.
+record_store = in_thread(installation.record_store)

@@ -21,7 +21,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from mcp_gateway.database.reads import Snapshots, installation
-from mcp_gateway.database.records import record_connection, save_calls
+from mcp_gateway.database.records import record_connection, record_store, save_calls
 from mcp_gateway.database.threads import close_thread_connections, release_database
 from mcp_gateway.downstream.pool import Pool
 from mcp_gateway.downstream.sandbox.policy import active_policy
@@ -58,7 +58,7 @@ from mcp_gateway.observe.client_names import ClientNames
 from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
-from mcp_gateway.store.shared import installation_prefix, store_for
+from mcp_gateway.store.shared import describe_store, installation_prefix, store_for
 
 logger = logging.getLogger("workbench.auth")
 
@@ -155,6 +155,16 @@ class Gateway:
         self.snapshots.installation = installation_id
         self.open_toolboxes.prefix = prefix
         self.limiter.prefix = prefix
+        store = describe_store(self.options.cache)
+        before = await record_store(store)
+        if before:
+            logger.warning(
+                "This gateway's shared store is %s; the gateways of this database used %s "
+                "until now: any still running there share nothing (open toolboxes, "
+                "revocations, rate limits) with this one",
+                store,
+                before,
+            )
         policy = active_policy()
         if policy.enabled:
             await anyio.to_thread.run_sync(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import socket
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -211,6 +213,19 @@ class JsonRedisCache(RedisCache):
             **self._options,
             "serializer": JsonSerializer,
         }
+
+
+def describe_store(cache_settings: dict[str, Any]) -> str:
+    """Which shared store a process uses, for recording and comparing (issue 23: a command
+    pointed at another store than the gateways' writes where no gateway reads) and for an
+    operator's eyes: never a password. The embedded store is one machine's directory."""
+    url = redis_url(cache_settings)
+    if url:
+        return redis_location(url)
+    if cache_settings.get("BACKEND") == EMBEDDED_BACKEND:
+        directory = os.path.realpath(cache_settings["LOCATION"])
+        return f"embedded store {socket.gethostname()}:{directory}"
+    return f"{cache_settings.get('BACKEND', '')} (this process only)"
 
 
 def redis_location(url: str) -> str:
