@@ -73,8 +73,9 @@ chromium:
 # too), and one process holds at most 1,000 connections. uvicorn has no timeout on a
 # request's headers or body arriving: in production put a reverse proxy in front (README,
 # "Behind a reverse proxy").
+# On SIGTERM requests in flight get at most 30 s (after WORKBENCH_DRAIN_SECONDS of draining).
 UVICORN_LIMITS := --timeout-keep-alive 5 --h11-max-incomplete-event-size 16384 \
-	--limit-concurrency 1000 --backlog 256
+	--limit-concurrency 1000 --backlog 256 --timeout-graceful-shutdown 30
 # The HTTP parser and event loop in C (uvicorn[standard]): the bulk of a call's CPU in
 # pure Python otherwise (bench/results/issue15.md).
 UVICORN_SPEED := --http workbench_site.http_protocol:BoundedHttpToolsProtocol --loop uvloop

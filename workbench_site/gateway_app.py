@@ -17,6 +17,7 @@ from mcp_gateway import (
     configure_tracing,
     is_gateway_path,
 )
+from workbench_site import drain
 
 logger = logging.getLogger("workbench")
 
@@ -42,6 +43,7 @@ def build_application(django_app: ASGIApp, gateway: Gateway | None = None) -> AS
         started = False
         try:
             async with gateway.running():
+                drain.install(settings.WORKBENCH_DRAIN_SECONDS)
                 await send({"type": "lifespan.startup.complete"})
                 started = True
                 await receive()  # lifespan.shutdown

@@ -9,6 +9,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from workbench_site import drain
+
 PROBE_KEY = "wb:readyz"
 
 
@@ -22,8 +24,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _database_ok(), "cache": _cache_ok()}
-    ready = all(checks.values())
-    body = {"status": "ok" if ready else "unavailable", "checks": checks, "details": _details()}
+    ready = all(checks.values()) and not drain.draining.is_set()
+    status = "draining" if drain.draining.is_set() else "ok" if ready else "unavailable"
+    body = {"status": status, "checks": checks, "details": _details()}
     return JsonResponse(body, status=200 if ready else 503)
 
 

@@ -20,6 +20,7 @@ from mcp_gateway import (
     shared_cache,
 )
 from workbench_site.dbfile import make_private, sqlite_path
+from workbench_site.drain import DEFAULT_DRAIN_SECONDS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -300,6 +301,10 @@ WORKBENCH_SANDBOX_CACHE_MB: int = env.int("WORKBENCH_SANDBOX_CACHE_MB", default=
 WORKBENCH_SANDBOX_PROTECTED_PATHS = protect_cache_directory(
     WORKBENCH_SANDBOX_CACHE_DIR, WORKBENCH_SANDBOX_PROTECTED_PATHS
 )
+
+# Behind a load balancer (README "Several replicas"): on SIGTERM, /readyz answers 503 and
+# requests are still served this long, before uvicorn stops (workbench_site/drain.py).
+WORKBENCH_DRAIN_SECONDS: float = env.float("WORKBENCH_DRAIN_SECONDS", default=DEFAULT_DRAIN_SECONDS)
 
 # Observability (mcp_gateway/observe/; README "Observability"). /metrics answers a
 # bearer WORKBENCH_METRICS_TOKEN (when set) or a request from one of the allowed addresses,

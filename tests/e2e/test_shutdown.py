@@ -9,13 +9,14 @@ import uuid
 from collections.abc import Iterator
 
 import anyio
+import httpx2
 import pytest
 
 from tests.harness.deployment import Deployment
 from tests.harness.live import LiveGateway
 from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.procs import processes_with
-from tests.harness.results import payload
+from tests.harness.results import INITIALIZE_PARAMS, payload
 from tests.harness.waits import wait_until
 
 # Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
@@ -92,4 +93,32 @@ def test_a_stubborn_server_and_its_children_are_killed_at_shutdown(deployment):
     assert len(processes_with(marker)) == 4  # two servers, each with a child
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert processes_with(marker) == []
+
+
+def test_sigterm_drains_first_readyz_503_while_requests_are_still_served(deployment):
+    """Behind a load balancer: the first SIGTERM turns /readyz to 503 and the replica goes
+    on serving for WORKBENCH_DRAIN_SECONDS, then shuts down as above."""
+    marker = uuid.uuid4().hex
+    key = create_toolbox(deployment, marker)
+    deployment.env_extra["WORKBENCH_DRAIN_SECONDS"] = "6"
+    process, url, log = deployment.start_gateway()
+    open_dev(url, key)
+    base = url.removesuffix("/mcp")
+    assert httpx2.get(f"{base}/readyz").json()["status"] == "ok"
+    process.send_signal(signal.SIGTERM)
+    wait_until(
+        lambda: httpx2.get(f"{base}/readyz").status_code == 503, 10, "readyz to say draining"
+    )
+    assert httpx2.get(f"{base}/readyz").json()["status"] == "draining"
+    served = httpx2.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS},
+        headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+    )
+    assert served.status_code == 200  # still serving while the balancer moves away
+    assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    text = log.read_text()
+    assert "SIGTERM: draining (/readyz answers 503, requests still served) for 6.0 s" in text
+    assert "Application shutdown complete" in text
     assert processes_with(marker) == []

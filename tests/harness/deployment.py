@@ -93,6 +93,8 @@ class Deployment:
                 # Its database is an installation of its own: so are its uid claims.
                 "WORKBENCH_SANDBOX_UID_CLAIMS_DIR": str(self.workdir / "uid-claims"),
                 "SECRET_KEY": "process-test",
+                # SIGTERM stops at once (tests/e2e/test_shutdown.py drains on purpose).
+                "WORKBENCH_DRAIN_SECONDS": "0",
                 "ENCRYPTION_KEYS": TEST_FERNET_KEY,
                 "DJANGO_SETTINGS_MODULE": "workbench_site.settings",
                 **self.env_extra,
