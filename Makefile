@@ -13,7 +13,7 @@ TEST_WORKERS ?= 3
 FASTMCP_VENV := bench/.fastmcp-venv
 FASTMCP_SPEC ?= fastmcp==4.1.2
 
-.PHONY: run test test-sqlite test-postgres lint bench bench-smoke clean sandbox chromium
+.PHONY: run test test-sqlite test-postgres lint bench bench-smoke clean sandbox chromium loadbalancers
 # Screenshots of the browser tests (tests/browser/) go here.
 export WORKBENCH_SCREENSHOTS ?= tests/screenshots
 
@@ -64,6 +64,24 @@ chromium:
 		echo "sudo apt-get install chromium)"; \
 	fi
 
+# The shipped load balancer configurations (deploy/) are checked by HAProxy and nginx
+# themselves, and bench/replicas.py runs 3 replicas behind HAProxy: installed when missing
+# and we can (apt-get as root, Debian's packages); otherwise those tests skip, saying so.
+LB_PACKAGES := haproxy:haproxy nginx:nginx-light
+loadbalancers:
+	@missing=""; for pair in $(LB_PACKAGES); do \
+		command -v $${pair%%:*} >/dev/null 2>&1 || [ -x /usr/sbin/$${pair%%:*} ] || \
+		missing="$$missing $${pair#*:}"; done; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "== installing$$missing (the replicas' load balancers, tested)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; \
+	else \
+		echo "missing:$$missing: the load balancer tests will be skipped (Debian/Ubuntu:"; \
+		echo "sudo apt-get install$$missing)"; \
+	fi
+
 # Fresh secrets, readable by the owner alone (0600) from the moment the file exists.
 .env: | $(VENV)/.installed
 	umask 077 && $(PY) -m workbench_site.envfile > $@.tmp && mv $@.tmp $@
@@ -91,7 +109,7 @@ run: $(VENV)/.installed .env sandbox
 	$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
 		$(UVICORN_SPEED) $(UVICORN_LIMITS) $(UVICORN_PROXY)
 
-test: $(VENV)/.test-installed sandbox chromium
+test: $(VENV)/.test-installed sandbox chromium loadbalancers
 	@echo "== ruff"
 	$(VENV)/bin/ruff check .
 	@echo "== mypy"
@@ -114,12 +132,12 @@ test: $(VENV)/.test-installed sandbox chromium
 # first (tests/conftest.py), a module sharing one gateway and world to one worker
 # (--dist loadgroup).
 SQLITE_ALSO ?=
-test-sqlite: $(VENV)/.test-installed sandbox chromium
+test-sqlite: $(VENV)/.test-installed sandbox chromium loadbalancers
 	@echo "== test suite on SQLite ($(TEST_WORKERS) workers); browser screenshots in $(WORKBENCH_SCREENSHOTS)/"
 	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) \
 		--dist loadgroup --nomigrations -m "not bench $(SQLITE_ALSO)"
 
-test-postgres: $(VENV)/.test-installed sandbox chromium
+test-postgres: $(VENV)/.test-installed sandbox chromium loadbalancers
 	@echo "== test suite on PostgreSQL ($(PG_TEST_URL), $(TEST_WORKERS) workers), 'once' excepted"
 	env -u DJANGO_ALLOW_ASYNC_UNSAFE TEST_DATABASE_URL="$(PG_TEST_URL)" \
 		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not once and not bench"

@@ -47,6 +47,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["telemetry.py"], "8 telemetry"),
     (["floor.py"], "9 floor"),
     (["sandbox_network.py"], "10 sandbox network"),
+    (["replicas.py"], "11 replicas"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 QUICK_TIMEOUT = 170.0

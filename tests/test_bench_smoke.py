@@ -27,6 +27,7 @@ SECTIONS = (
     "8 telemetry",
     "9 floor",
     "10 sandbox network",
+    "11 replicas",
 )
 
 
@@ -43,10 +44,14 @@ def run_quick(script: str, *args: str) -> None:
 
 
 # `make test` runs the latency section (bench/common.py's gateways, sessions and table, which
-# every script shares); `make bench-smoke` runs them all: each costs a pass tens of seconds.
+# every script shares) and the replicas one (the shipped HAProxy configuration at work);
+# `make bench-smoke` runs them all: each costs a pass tens of seconds.
 @pytest.mark.parametrize(
     "section",
-    [SECTIONS[0], *(pytest.param(section, marks=pytest.mark.bench) for section in SECTIONS[1:])],
+    [
+        *SECTIONS[0::10],  # latency, and replicas behind HAProxy
+        *(pytest.param(section, marks=pytest.mark.bench) for section in SECTIONS[1:10]),
+    ],
 )
 def test_every_benchmark_script_runs(tmp_path, section):
     """One section per test, so that the workers share them out."""
@@ -62,6 +67,13 @@ def test_every_benchmark_script_runs(tmp_path, section):
         for mode in ("no sandbox", "sandbox, network off", "sandbox, filtered network"):
             assert f"| {section} | use_tool, {mode}: p50" in table
         assert f"| {section} | HTTP GET: sandbox / host |" in table or "not measured" in table
+    if section == "11 replicas" and "haproxy is not installed" not in table:
+        # Each tenant's servers on one replica; a rolling restart (drained in HAProxy, then
+        # SIGTERM: the replica drains itself) loses no call; a kill -9 is survived.
+        assert f"| {section} | per-tenant hash: tenants on one replica | 3/3 |" in table
+        assert f"| {section} | rolling restart of 1: calls ok / failed |" in table
+        assert "| 0 failed | PASS |" in table
+        assert f"| {section} | kill -9: until haproxy marked it down (s) |" in table
     assert "2 cores" in table or "cores (nproc)" in table
 
 

@@ -123,9 +123,10 @@ class Deployment:
         return self.manage("shell", "-c", script)
 
     def start_gateway(
-        self, name: str = "gateway", *options: str
+        self, name: str = "gateway", *options: str, port: int | None = None
     ) -> tuple[subprocess.Popen[bytes], str, Path]:
-        port = free_port()
+        """A gateway process (uvicorn) on `port` (default: a free one); its log appends."""
+        port = port or free_port()
         log = self.workdir / f"{name}.log"
         command = [sys.executable, "-m", "uvicorn", "workbench_site.asgi:application"]
         process = subprocess.Popen(
@@ -133,7 +134,7 @@ class Deployment:
             env=self.env,
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
-            stderr=log.open("wb"),
+            stderr=log.open("ab"),
         )
         self.processes.append(process)
         wait_until(
