@@ -114,3 +114,11 @@ def test_the_toolbox_page_is_short_and_shows_whole_arguments(
     assert seen["warning height"] < 30  # one line
     assert seen["tools top - warning bottom"] < 20  # right above the ticks, not pushing them
     assert seen["height"] < MAX_PAGE_HEIGHT
+
+    def type_more_arguments() -> int:
+        box = page.locator('textarea[name="servers-1-args"]')
+        box.fill("\n".join(["-y", "@modelcontextprotocol/server-memory", *"abcdef"]))
+        return box.evaluate("box => box.scrollHeight - box.clientHeight")
+
+    assert chromium.run(type_more_arguments) <= 0  # the box grew with its lines
+    chromium.shot(page, "toolbox-02-arguments-grow-as-typed")
