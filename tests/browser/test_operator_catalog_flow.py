@@ -1,7 +1,8 @@
 """In a real browser: an operator adds a server from the catalog as a tenant admin does. The
 catalog comes first; picking an entry shows its parameters at once (no save) and puts a
 server of one's own (the second way) out of sight; the saved server shows what it runs,
-and its check connects."""
+and its check connects. On a toolbox's page too, a new server's entry brings its
+parameters without a save."""
 
 from __future__ import annotations
 
@@ -113,3 +114,47 @@ def test_operator_adds_a_server_from_the_catalog(
 
     wait_until(checked, 30, "the catalog-made server's check")
     chromium.shot(page, "operator-catalog-04-checked")
+
+
+def test_operator_adds_a_catalog_server_on_the_toolbox_page(
+    chromium, live_gateway, catalog, plain_http_cookies
+):
+    base = live_gateway.url.removesuffix("/mcp")
+    page = chromium.new_page(base)
+
+    def add_inline() -> dict[str, object]:
+        login(page, "olga", PASSWORD)
+        page.goto(f"/admin/toolboxes/toolbox/{catalog.pk}/change/")
+        page.click(".inline-group .add-row a")
+        page.fill('input[name="servers-0-name"]', "fixture")
+        url = page.url
+        page.select_option('select[name="servers-0-catalog_entry"]', label="io.example/fixture")
+        token = page.locator('input[name="servers-0-parameter_values__token"]')
+        token.wait_for()  # no navigation, no save
+        label = page.locator('label[for="id_servers-0-parameter_values__token"]')
+        return {
+            "same page": page.url == url,
+            "token": (token.get_attribute("type"), token.is_visible(), label.inner_text()),
+            "own server shown": page.is_visible('input[name="servers-0-command"]'),
+        }
+
+    seen = chromium.run(add_inline)
+    chromium.shot(page, "operator-catalog-05-toolbox-page-entry-picked")
+    assert seen == {
+        "same page": True,
+        "token": ("password", True, "token"),
+        "own server shown": False,
+    }
+
+    def save() -> None:
+        page.fill('input[name="servers-0-parameter_values__token"]', TOKEN)
+        page.click("input[name=_continue]")
+        page.wait_for_selector("text=was changed successfully")
+
+    chromium.run(save)
+    chromium.shot(page, "operator-catalog-06-toolbox-page-saved")
+    server = Server.objects.get(toolbox=catalog, name="fixture")
+    assert (server.catalog_entry.name, server.secret_parameters) == (
+        "io.example/fixture",
+        {"token": TOKEN},
+    )

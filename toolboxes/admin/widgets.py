@@ -15,6 +15,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -229,6 +230,16 @@ class ParametersWidget(forms.Widget):
     def render(
         self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
     ) -> SafeString:
+        # The server's add page renders any entry's parameters (`?catalog_entry=`):
+        # server_source.js takes them from there when another entry is picked.
+        source = reverse("admin:toolboxes_server_add")
+        return format_html(
+            '<div class="wb-parameters-widget" data-source="{}">{}</div>',
+            source,
+            self._inputs(name, value),
+        )
+
+    def _inputs(self, name: str, value: Any) -> SafeString:
         if not self.parameters:
             return format_html(
                 '<p class="wb-no-parameters">{}</p>',
