@@ -410,6 +410,39 @@ def test_operator_still_adds_raw_servers(admin_client, toolbox):
     assert Server.objects.get(name="raw").command == "/opt/tool"
 
 
+def test_operator_picking_an_entry_keeps_nothing_of_a_server_of_their_own(
+    admin_client, toolbox, entry
+):
+    """The form hides a server of one's own once an entry is picked: what was typed there
+    is dropped, not an error on fields out of sight."""
+    data = raw_server_post(
+        toolbox,
+        name="weather",
+        catalog_entry=entry.pk,
+        args='["-x"]',
+        parameter_values__city="Lyon",
+        parameter_values__api_key=SECRET,
+    )
+    response = admin_client.post(reverse("admin:toolboxes_server_add"), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    server = Server.objects.get(name="weather")
+    assert (server.command, server.args, server.catalog_entry) == ("", [], entry)
+    assert "Lyon" in launch_of(server).args
+
+
+def test_operator_reads_what_a_catalog_server_runs_secrets_masked(admin_client, toolbox):
+    entry = CatalogEntry.objects.create(
+        name="io.example/keyed", command="npx", args=["-y", "keyed", "--key", "{{api_key}}"]
+    )
+    CatalogParameter.objects.create(entry=entry, name="api_key", secret=True, required=True)
+    server = catalog_server(toolbox, entry, name="keyed", api_key=SECRET)
+    html = admin_client.get(reverse("admin:toolboxes_server_change", args=[server.pk]))
+    page = html.content.decode()
+    assert "What it runs:" in page
+    assert "npx -y keyed --key &#x27;********&#x27;" in page
+    assert SECRET not in page
+
+
 def test_a_viewer_reads_parameters_with_secrets_masked(tenant_viewer, toolbox, entry):
     server = catalog_server(toolbox, entry, city="Paris", api_key=SECRET)
     html = tenant_viewer.get(

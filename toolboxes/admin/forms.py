@@ -22,6 +22,7 @@ from toolboxes.models import (
     Transport,
     default_tool_filters,
 )
+from toolboxes.models.servers import ENTRY_ONLY_FIELDS
 
 __all__ = ["ApiKeyForm", "ServerForm", "TenantServerForm"]
 
@@ -64,7 +65,7 @@ class ServerForm(forms.ModelForm):
         }
 
     class Media:
-        js = ["toolboxes/server_form.js"]
+        js = ["toolboxes/server_form.js", "toolboxes/server_source.js"]
         css = {"all": ["toolboxes/server_form.css"]}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -114,6 +115,7 @@ class ServerForm(forms.ModelForm):
         self._entry = self._chosen_entry()
         widget = self.fields["parameter_values"].widget
         widget.parameters = list(self._entry.parameters.all()) if self._entry else []
+        widget.entry_chosen = self._entry is not None
         # A secret stays with its server only while the server stays on the same entry.
         kept = self.instance.secret_parameters if self._entry_unchanged(self._entry) else {}
         widget.stored_secrets = set(kept or {})
@@ -136,6 +138,8 @@ class ServerForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        if cleaned.get("catalog_entry"):
+            self._drop_own_server(cleaned)
         if "parameter_values" in self.fields:
             entry = cleaned.get("catalog_entry", self.instance.catalog_entry)
             if entry is None:
@@ -146,6 +150,14 @@ class ServerForm(forms.ModelForm):
                 self.instance.secret_parameters = {}
         self._check_named_paths(cleaned)
         return cleaned
+
+    def _drop_own_server(self, cleaned: dict[str, Any]) -> None:
+        """A server made from an entry runs the entry: what an operator typed for a server
+        of their own (hidden once an entry is picked) is not kept."""
+        for field in ENTRY_ONLY_FIELDS:
+            value = cleaned.get(field)
+            if field in self.fields and value:
+                cleaned[field] = type(value)()
 
     def _check_named_paths(self, cleaned: dict[str, Any]) -> None:
         """A raw server's absolute arguments and working directory are bound only where the

@@ -4,6 +4,8 @@ server as a catalog entry and its parameter values."""
 
 from __future__ import annotations
 
+import copy
+import shlex
 from typing import Any
 
 from django.contrib import admin
@@ -12,16 +14,18 @@ from django.http import HttpRequest
 from accounts.admin_scope import AdminMixin
 from accounts.roles import is_operator
 from kernel.masking import MASK
+from toolboxes.launch import launch_of
 from toolboxes.models import Server
 
 # What a tenant admin sees of a server: the catalog entry and its parameters, never the
 # command, args, cwd, mounts or raw URL (operators see those too).
 CATALOG_SERVER_FIELDS: list[Any] = ["catalog_entry", "parameter_values"]
 LIMIT_FIELDS = ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit")
+SANDBOX_FIELDS: list[Any] = ["cwd", ("mounts", "network"), "egress_allow", LIMIT_FIELDS]
 
 # The form's help, said once per group of fields rather than under each one.
 HELP_COMMAND = (
-    "The program, one argument per line, its working directory and environment. "
+    "The program, one argument per line, and its environment. "
     "Values are write-only and encrypted at rest: a stored one shows empty; leave it so "
     "to keep it, type a new one to replace it, tick remove to delete it."
 )
@@ -32,36 +36,68 @@ HELP_TOOLS = (
     "gateway's. Pinning holds new or changed tool definitions until an admin approves."
 )
 HELP_SANDBOX = (
-    'Host paths the server may see, as JSON ([{"path": "/srv/data"}], "writable": true to '
-    "write), its network (public addresses only, unless the allowance names more), and "
-    "limits (empty: the gateway's WORKBENCH_SANDBOX_* defaults)."
+    "Its working directory; host paths the server may see, as JSON "
+    '([{"path": "/srv/data"}], "writable": true to write), its network (public addresses '
+    "only, unless the allowance names more), and limits (empty: the gateway's "
+    "WORKBENCH_SANDBOX_* defaults)."
 )
 HELP_CATALOG = (
     "A server made from a catalog entry runs what the entry says, with these parameter "
     "values. Secret values are never shown; left empty, a stored one is kept."
 )
+HELP_CATALOG_OPERATOR = (
+    "Pick an entry: its parameters appear below, and the entry gives the command or URL. "
+    "Or leave it empty and give a server of your own below."
+)
+HELP_OWN = "Leave the catalog entry empty: the transport, then a command or a URL."
 
 
-def server_fieldsets(operator: bool, status: str | None, head: list[Any]) -> list[Any]:
-    """The server form grouped by what it is about; stdio and remote groups are shown by
-    the transport chosen (toolboxes/static/toolboxes/server_form.js)."""
-    tools = ["tool_filters", ("timeout", "idle_timeout", "pinning")]
-    first = [*head, *([status] if status else [])]
+def server_fieldsets(
+    operator: bool, status: str | None, head: list[Any], *, inline: bool = False
+) -> list[Any]:
+    """The server form grouped by what it is about, a catalog entry first. For operators a
+    server of their own is the second way: its groups are shown while no entry is chosen,
+    stdio and remote ones by the transport (toolboxes/static/toolboxes/server_form.js,
+    server_source.js). In a toolbox's inline each group's help is left to the server's own
+    page, so that a toolbox of several servers stays short."""
+    tools = ["tool_filters", ("timeout", "idle_timeout"), "pinning"]
+    first: list[Any] = [*head, (status, "enabled"), ("name", "position")]
+    if status is None:  # an add form: nothing checked yet
+        first = [*head, ("name", "position", "enabled")]
+
+    def group(title: str, fields: list[Any], help_text: str, *classes: str) -> tuple[Any, Any]:
+        if inline and "collapse" not in classes:  # the fields' labels say it
+            return (None, {"classes": list(classes), "fields": fields})
+        return _group(title, fields, "" if inline else help_text, *classes)
+
     if not operator:
         return [
-            (None, {"fields": [*first, ("name", "position", "enabled")]}),
-            _group("Catalog entry", CATALOG_SERVER_FIELDS, HELP_CATALOG),
-            _group("Tools", tools, HELP_TOOLS),
+            (None, {"fields": first}),
+            group("Catalog entry", CATALOG_SERVER_FIELDS, HELP_CATALOG),
+            group("Tools", tools, HELP_TOOLS),
         ]
-    command = [("command", "cwd"), "args", "env"]
-    sandbox = [("mounts", "network"), "egress_allow", LIMIT_FIELDS]
+    catalog: list[Any] = ["catalog_entry", "parameter_values", *(["runs"] if status else [])]
+    own = [
+        group("Command", ["command", "args", "env"], HELP_COMMAND, "wb-raw", "wb-stdio"),
+        group("Remote", ["url", "headers"], HELP_REMOTE, "wb-raw", "wb-remote"),
+        group(
+            "Working directory and sandbox",
+            SANDBOX_FIELDS,
+            HELP_SANDBOX,
+            "wb-raw",
+            "wb-stdio",
+            "collapse",
+        ),
+        group("Tools", tools, HELP_TOOLS),
+    ]
+    if inline:  # a catalog entry or a transport, side by side: one row, not two groups
+        catalog[0] = ("catalog_entry", "transport")
+        return [(None, {"fields": [*first, *catalog]}), *own]
     return [
-        (None, {"fields": [*first, ("name", "position", "transport", "enabled")]}),
-        _group("Command", command, HELP_COMMAND, "wb-stdio"),
-        _group("Remote", ["url", "headers"], HELP_REMOTE, "wb-remote"),
-        _group("Tools", tools, HELP_TOOLS),
-        _group("Sandbox", sandbox, HELP_SANDBOX, "wb-stdio", "collapse"),
-        _group("Catalog entry", CATALOG_SERVER_FIELDS, HELP_CATALOG, "collapse"),
+        (None, {"fields": first}),
+        group("From the catalog", catalog, HELP_CATALOG_OPERATOR, "wb-catalog"),
+        group("Or a server of your own", ["transport"], HELP_OWN, "wb-raw"),
+        *own,
     ]
 
 
@@ -82,7 +118,7 @@ class ServerLayout(AdminMixin):
         status: str | None = "check_status" if may_check else "check_status_plain"
         if obj is None and not inline:
             status = None  # an add form: nothing to check yet
-        fieldsets = server_fieldsets(is_operator(request.user), status, self.head)
+        fieldsets = server_fieldsets(is_operator(request.user), status, self.head, inline=inline)
         if self.tail:
             fieldsets.append((None, {"fields": self.tail}))
         return fieldsets
@@ -93,3 +129,18 @@ def parameter_values(obj: Server) -> str:
     """Read-only forms (viewers): plain values, and secret ones masked."""
     values = {**(obj.parameters or {}), **{name: MASK for name in obj.secret_parameters or {}}}
     return ", ".join(f"{name}={value}" for name, value in sorted(values.items())) or "—"
+
+
+@admin.display(description="what it runs")
+def runs(obj: Server | None) -> str:
+    """What a catalog-made server runs, its values filled in and secret ones masked (the
+    operator's forms: the entry's command, where a server of one's own shows its fields)."""
+    if obj is None or obj.pk is None or obj.catalog_entry_id is None:
+        return "—"
+    shown = copy.copy(obj)
+    masked_values: Any = {name: MASK for name in obj.secret_parameters or {}}
+    shown.secret_parameters = masked_values
+    launch = launch_of(shown)
+    line = launch.url or shlex.join([launch.command, *launch.args])
+    names = sorted({**launch.env, **launch.headers})
+    return line + (f" (with {', '.join(names)})" if names else "")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
@@ -18,7 +20,7 @@ from toolboxes import server_status
 from toolboxes.admin.forms import ServerForm, TenantServerForm
 from toolboxes.admin.pages import object_for, object_view_url, page
 from toolboxes.admin.server_checks import ServerChecks, check_status, check_status_plain
-from toolboxes.admin.server_layout import ServerLayout, parameter_values
+from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.models import Server, Toolbox
 
 
@@ -41,9 +43,10 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     extra = 0
     ordering = ["position", "id"]
     show_change_link = True
-    readonly_fields = ["check_status", "check_status_plain"]
+    readonly_fields = ["check_status", "check_status_plain", "runs"]
 
     parameter_values = staticmethod(parameter_values)
+    runs = staticmethod(runs)
     check_status = staticmethod(check_status)
     check_status_plain = staticmethod(check_status_plain)
 
@@ -60,6 +63,8 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
     list_select_related = ["tenant"]
     search_fields = ["name", "description", "tenant__slug", "tenant__name"]
     inlines = [ServerInline]
+    # Said in a line or two: a toolbox page is mostly its servers.
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2})}}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Toolbox]:
         return super().get_queryset(request).annotate(server_total=Count("servers"))
@@ -83,11 +88,19 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
     list_select_related = ["toolbox__tenant"]
     search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
-    readonly_fields = ["reveal", "created_at", "updated_at", "check_status", "check_status_plain"]
+    readonly_fields = [
+        "reveal",
+        "created_at",
+        "updated_at",
+        "check_status",
+        "check_status_plain",
+        "runs",
+    ]
     head = ["toolbox"]
     tail = ["reveal", ("created_at", "updated_at")]
 
     parameter_values = staticmethod(parameter_values)
+    runs = staticmethod(runs)
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

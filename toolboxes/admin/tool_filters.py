@@ -75,15 +75,20 @@ class ToolChoices(forms.Widget):
             if self.offered is None
             else "Other tool names:"
         )
+        # One line above the ticks (the unticked names are marked among them too).
         warning = (
-            format_html('<p class="wb-warning errornote">{}</p>', filter_warning(listed_unknown))
+            format_html(
+                '<p class="wb-warning wb-missing-note" role="note">{}</p>',
+                filter_warning(listed_unknown),
+            )
             if listed_unknown
             else ""
         )
         return format_html(
-            '{}<div class="wb-tools" data-name="{}">{}<p class="wb-other">{} '
-            '<input type="text" name="{}__other" value="{}" size="40" aria-label="other tool '
-            'names"></p><input type="hidden" name="{}__present" value="1"></div>',
+            '<div class="wb-tools-field">{}<div class="wb-tools" data-name="{}">{}'
+            '<p class="wb-other">{} <input type="text" name="{}__other" value="{}" size="40" '
+            'aria-label="other tool names"></p><input type="hidden" name="{}__present" '
+            'value="1"></div></div>',
             warning,
             name,
             format_html_join("", "{}", ((item,) for item in items)),

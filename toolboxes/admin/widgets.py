@@ -15,6 +15,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -22,7 +23,7 @@ from kernel.masking import MASK
 from toolboxes.models import CatalogParameter
 
 MAX_ROWS = 200
-EXTRA_ROWS = 2
+EXTRA_ROWS = 1  # and a button for more
 INVALID_JSON = "Enter a valid JSON."
 
 
@@ -42,10 +43,29 @@ def _pasted_json(text: str, kind: type) -> Any:
 # args: one per line
 
 
+LINES_COLUMNS = 80
+LINES_MAX_ROWS = 20
+
+
+class LinesInput(forms.Textarea):
+    """A box as tall as its lines (a long one counted as wrapped), and one line more to type
+    the next: a command's arguments show whole, a repository's path included."""
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__({"cols": LINES_COLUMNS, "class": "wb-lines", **(attrs or {})})
+
+    def get_context(self, name: str, value: Any, attrs: dict[str, Any] | None) -> Any:
+        context = super().get_context(name, value, attrs)
+        text = str(context["widget"]["value"] or "")
+        shown = sum(-(-len(line) // LINES_COLUMNS) or 1 for line in text.splitlines())
+        context["widget"]["attrs"]["rows"] = min(max(shown + 1, 2), LINES_MAX_ROWS)
+        return context
+
+
 class LinesField(forms.Field):
     """A list of strings, typed one per line (blank lines are skipped)."""
 
-    widget = forms.Textarea(attrs={"rows": 3, "cols": 60, "class": "wb-lines"})
+    widget = LinesInput
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -111,19 +131,26 @@ class NameValueRows(forms.Widget):
         rows = format_html_join(
             "", "{}", ((self._row(name, index, key),) for index, key in enumerate(names))
         )
+        # Headed once there are rows to tell apart; empty ones say it in their placeholders.
+        head = (
+            format_html(
+                "<thead><tr><th>{}</th><th>value</th><th></th></tr></thead>", self.name_label
+            )
+            if any(names)
+            else ""
+        )
         return format_html(
-            '<div class="wb-rows-widget"><table class="wb-rows"><thead><tr><th>{}</th>'
-            "<th>value</th><th></th></tr></thead><tbody>{}</tbody></table>"
+            '<div class="wb-rows-widget"><table class="wb-rows">{}<tbody>{}</tbody></table>'
             '<input type="hidden" name="{}__rows" value="{}" class="wb-rows-count">'
             '<button type="button" class="button wb-add-row">Add a row</button></div>',
-            self.name_label,
+            head,
             rows,
             name,
             len(names),
         )
 
     def _row(self, name: str, index: int, key: str) -> SafeString:
-        hint = "stored: leave empty to keep" if key and key in self.stored else ""
+        hint = "stored: leave empty to keep" if key and key in self.stored else "value"
         remove = (
             format_html(
                 '<label><input type="checkbox" name="{}__remove__{}"> remove</label>', name, index
@@ -133,12 +160,13 @@ class NameValueRows(forms.Widget):
         )
         return format_html(
             '<tr><td><input type="text" name="{}__name__{}" value="{}" size="24" '
-            'aria-label="{}"></td><td><input type="password" name="{}__value__{}" '
-            'autocomplete="new-password" size="32" placeholder="{}" aria-label="value">'
-            "</td><td>{}</td></tr>",
+            'aria-label="{}" placeholder="{}"></td><td><input type="password" '
+            'name="{}__value__{}" autocomplete="new-password" size="32" placeholder="{}" '
+            'aria-label="value"></td><td>{}</td></tr>',
             name,
             index,
             key,
+            self.name_label,
             self.name_label,
             name,
             index,
@@ -194,6 +222,7 @@ class ParametersWidget(forms.Widget):
         super().__init__(*args, **kwargs)
         self.parameters: list[CatalogParameter] = []
         self.stored_secrets: set[str] = set()
+        self.entry_chosen = False  # set by the form
 
     def value_from_datadict(self, data: Any, files: Any, name: str) -> dict[str, str]:
         return {p.name: data.get(f"{name}__{p.name}", "") for p in self.parameters}
@@ -201,11 +230,23 @@ class ParametersWidget(forms.Widget):
     def render(
         self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
     ) -> SafeString:
+        # The server's add page renders any entry's parameters (`?catalog_entry=`):
+        # server_source.js takes them from there when another entry is picked.
+        source = reverse("admin:toolboxes_server_add")
+        return format_html(
+            '<div class="wb-parameters-widget" data-source="{}">{}</div>',
+            source,
+            self._inputs(name, value),
+        )
+
+    def _inputs(self, name: str, value: Any) -> SafeString:
         if not self.parameters:
             return format_html(
-                "<p>{}</p>",
-                "No parameters. Choose a catalog entry, then save (or “Save and continue "
-                "editing”) to fill in its parameters.",
+                '<p class="wb-no-parameters">{}</p>',
+                "The entry has no parameters."
+                if self.entry_chosen
+                else "Save (or “Save and continue editing”) to fill in the parameters of the "
+                "entry chosen.",
             )
         value = value if isinstance(value, dict) else {}
         rows = [
@@ -223,7 +264,7 @@ class ParametersWidget(forms.Widget):
             hint = "stored: leave empty to keep" if parameter.name in self.stored_secrets else ""
             control = format_html(
                 '<input type="password" name="{}" id="id_{}" autocomplete="new-password" '
-                'placeholder="{}">',
+                'placeholder="{}" size="40">',
                 field_name,
                 field_name,
                 hint,

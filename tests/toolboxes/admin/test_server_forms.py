@@ -180,6 +180,9 @@ def test_a_filter_naming_a_tool_not_offered_is_a_warning_everywhere(admin_client
     assert TYPO_WARNING in html
     assert 'value="get_curent_time" checked> <code>get_curent_time</code>' in html
     assert "not offered by the server" in html
+    # one line above the ticks, not an error box beside them
+    assert f'<p class="wb-warning wb-missing-note" role="note">{TYPO_WARNING}</p>' in html
+    assert "errornote" not in html
     listing = admin_client.get(reverse("admin:toolboxes_server_changelist")).content.decode()
     assert TYPO_WARNING in listing
 
@@ -201,8 +204,12 @@ def test_fields_are_grouped_by_transport_and_the_help_said_once(admin_client, se
     html = admin_client.get(change(server)).content.decode()
     assert html.count(HELP_COMMAND) == 1 and html.count(HELP_TOOLS) == 1
     assert "stdio: the program." not in html  # no per-field help
-    assert 'class="module aligned wb-stdio"' in html
-    assert 'class="module aligned wb-remote"' in html
+    # a server of one's own: the second way, after the catalog's
+    assert html.index('class="module aligned wb-catalog"') < html.index(
+        'class="module aligned wb-raw"'
+    )
+    assert 'class="module aligned wb-raw wb-stdio"' in html
+    assert 'class="module aligned wb-raw wb-remote"' in html
     assert "toolboxes/server_form.js" in html
 
 
@@ -223,3 +230,15 @@ def test_a_new_server_exposes_all_tools_by_default(db, client):
     client.force_login(User.objects.create_superuser("operator-new", password="x"))
     html = client.get(reverse("admin:toolboxes_server_add")).content.decode()
     assert 'name="tool_filters" value="*" checked' in html
+
+
+def test_the_arguments_box_is_as_tall_as_its_lines(admin_client, toolbox):
+    """Each argument on its line, a long one counted wrapped, and a line more to type."""
+    path = "/home/workbench/tenants/acme/repositories/" + "a-long-project-name-" * 4
+    server = Server.objects.create(
+        toolbox=toolbox, name="git", command="uvx", args=["mcp-server-git", "--repository", path]
+    )
+    html = admin_client.get(change(server)).content.decode()
+    assert '<textarea name="args" cols="80" rows="5" class="wb-lines"' in html  # 1 + 1 + 2 + 1
+    new = admin_client.get(reverse("admin:toolboxes_server_add")).content.decode()
+    assert '<textarea name="args" cols="80" rows="2" class="wb-lines"' in new

@@ -30,7 +30,7 @@
     row.querySelectorAll("input").forEach(function (input) {
       input.name = input.name.replace(/__(name|value|remove)__\d+$/, "__$1__" + index);
       input.value = "";
-      input.placeholder = "";
+      if (input.type === "password") input.placeholder = "value";
     });
     row.querySelectorAll("label").forEach(function (label) { label.remove(); });
     table.querySelector("tbody").appendChild(row);
