@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 
 import pytest
 from django.contrib.auth.models import User
@@ -156,3 +157,23 @@ def test_saving_a_server_checks_it_in_the_background(
     count, ms = len(fixture_server.last_check_tools), fixture_server.last_check_ms
     assert status == f"ok: {count} tools in {ms} ms, 0 minutes ago"
     assert same_page is True and ms >= 3000
+
+    def check_again() -> tuple[float, str]:
+        page.goto(f"/admin/toolboxes/server/{fixture_server.pk}/check/")
+        started = time.monotonic()
+        page.click("input[name=_check]")
+        page.wait_for_selector("#check-state .wb-status.wb-checking")
+        return time.monotonic() - started, page.inner_text("#check-state")
+
+    answered_in, state = chromium.run(check_again)
+    chromium.shot(page, "check-07-check-page-checking")
+    # The page is back before the check (3 s of start-up at least) could have ended.
+    assert answered_in < 2.5 and re.fullmatch(r"Last check: checking… [0-2] s", state), state
+
+    def its_result() -> str:
+        page.wait_for_selector("#check-summary", timeout=40_000)
+        return page.inner_text("#check-summary")
+
+    summary = chromium.run(its_result)
+    chromium.shot(page, "check-08-check-page-result")
+    assert re.fullmatch(r"Server dev/fixture: connected in \d{4,} ms, \d+ tools\.", summary)
