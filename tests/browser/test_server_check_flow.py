@@ -177,3 +177,15 @@ def test_saving_a_server_checks_it_in_the_background(
     summary = chromium.run(its_result)
     chromium.shot(page, "check-08-check-page-result")
     assert re.fullmatch(r"Server dev/fixture: connected in \d{4,} ms, \d+ tools\.", summary)
+
+    def no_answer() -> str:  # the admin unreachable while a check runs: said, not hidden
+        page.route("**/status/**", lambda route: route.abort())
+        page.click("input[name=_check]")
+        lost = "checking… (no answer from the admin: reload the page)"
+        page.locator("#check-state .wb-status", has_text=lost).wait_for()
+        page.unroute("**/status/**")
+        return page.inner_text("#check-state")
+
+    said = chromium.run(no_answer)
+    chromium.shot(page, "check-09-check-page-no-answer")
+    assert said == "Last check: checking… (no answer from the admin: reload the page)"

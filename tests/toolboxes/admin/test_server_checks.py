@@ -5,6 +5,7 @@ background, and the gateway's own connects updating that status."""
 
 from __future__ import annotations
 
+import logging
 import queue
 import re
 import threading
@@ -34,6 +35,7 @@ def seconds_blurred(text: str) -> str:
 
 
 CHECK_TIMEOUT = 30.0
+SECRET_TEXT = "tok-never-logged-1"
 
 
 @pytest.fixture
@@ -208,6 +210,24 @@ def test_a_full_queue_is_said(admin_client, fixture, monkeypatch):
         response.content.decode()
     )
     assert background_checks.checking_since([fixture.pk]) == {}
+
+
+def test_a_check_that_fails_to_run_is_logged_without_its_text(
+    admin_client, fixture, monkeypatch, caplog
+):
+    def explode(servers):
+        raise RuntimeError(f"token {SECRET_TEXT} in a configuration")
+
+    monkeypatch.setattr(background_checks, "check_servers", explode)
+    with caplog.at_level(logging.ERROR, logger="toolboxes.admin.background_checks"):
+        admin_client.post(check_url(fixture))
+        ended()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"The check of server {fixture.pk} failed: RuntimeError"
+    ]
+    assert SECRET_TEXT not in caplog.text
+    seen = admin_client.get(status_url(fixture)).json()  # not "checking" for ever
+    assert seen == {"checking": False, "state": "unknown", "text": "not checked yet"}
 
 
 def test_the_server_and_toolbox_pages_have_a_check_button(admin_client, fixture):
