@@ -6,6 +6,7 @@ queue of at most `MAX_WAITING` servers. Not on the request's thread: under ASGI 
 every sync view of a process on one thread, so a 7-9 s check (a cold `npx` server) stalled
 every admin page of that process. Not on the event loop: a check records its result with
 the ORM. Not in a separate worker service: one more process to run for a few checks an hour.
+Daemon threads: a shutdown does not wait for a check (its server keeps its last status).
 
 Bounds: one check per server at a time, across processes (an `add` to the shared store,
 which expires after the gateway's connect timeout and `MARGIN_SECONDS`, so that a process
