@@ -1,5 +1,6 @@
 """Fixtures shared by the whole suite: small factories for the configuration models."""
 
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,6 +37,15 @@ def make_server(db: None) -> Callable[..., Server]:
         return server
 
     return make
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """A server saved in the admin is checked on a thread of this process: that check ends
+    (bounded) before the test's fixtures do (its live gateway, its database)."""
+    checks = sys.modules.get("toolboxes.admin.background_checks")
+    if checks is not None:
+        assert checks.wait_idle(60), "a background server check did not end within 60 s"
 
 
 @pytest.fixture(scope="session", autouse=True)

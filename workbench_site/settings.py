@@ -53,7 +53,7 @@ ALLOWED_HOSTS: list[str] = env.list(
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "workbench_site.admin_site.WorkbenchAdminConfig",  # django.contrib.admin, own apps first
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

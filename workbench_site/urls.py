@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from workbench_site import health
+from workbench_site import favicon, health
 
 admin.site.site_header = "Workbench administration"
 admin.site.site_title = "Workbench"
@@ -13,6 +13,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("favicon.ico", favicon.favicon, name="favicon"),
     # OAuth 2.1 sign-in for tenant members: metadata, consent, token, registration.
     path("", include("accounts.oauth_urls")),
 ]

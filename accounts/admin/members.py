@@ -1,5 +1,8 @@
 """Members in the admin: operators manage all; a tenant's admins invite, re-role and remove
-its members; viewers read the list."""
+its members; viewers read the list.
+
+A new user's one-time password is handed over as a new API key is (`toolboxes.admin.
+handoff`): the add redirects to the member's hand-off page, which shows it once."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from typing import Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from accounts.admin.forms import InviteForm
@@ -15,9 +18,10 @@ from accounts.admin_scope import TenantScoped
 from accounts.members import add_member, remove_member
 from accounts.models import Membership
 from accounts.roles import is_operator
-from toolboxes.admin.pages import page
+from toolboxes.admin import handoff
+from toolboxes.admin.pages import object_for, object_view_url, page
 
-ONE_TIME_PASSWORD_ATTRIBUTE = "_workbench_one_time_password"
+HANDOFF_KIND = "one_time_password"
 
 
 @admin.register(Membership)
@@ -64,20 +68,29 @@ class MembershipAdmin(TenantScoped, admin.ModelAdmin):
             added.membership.created_at,
         )
         obj._state.adding = False
-        setattr(request, ONE_TIME_PASSWORD_ATTRIBUTE, added.one_time_password)
+        if added.one_time_password is not None:
+            handoff.hold(request, HANDOFF_KIND, obj.pk, added.one_time_password)
 
     def response_add(self, request: HttpRequest, obj: Membership, *args: Any) -> HttpResponse:
-        """A new user's one-time password is on this response only."""
-        password = getattr(request, ONE_TIME_PASSWORD_ATTRIBUTE, None)
-        if password is None:
-            return super().response_add(request, obj, *args)
+        """A new user: to the hand-off page, away from the POST (a reload adds nobody)."""
+        if not handoff.holds(request, HANDOFF_KIND, obj.pk):
+            return super().response_add(request, obj, *args)  # an existing user, attached
+        return HttpResponseRedirect(reverse("admin:accounts_membership_handoff", args=[obj.pk]))
+
+    def get_urls(self) -> list[Any]:
+        return [object_view_url(self, "handoff", self.handoff_view), *super().get_urls()]
+
+    def handoff_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        membership = object_for(self, request, object_id, may=self.has_view_permission)
+        password = handoff.take(request, HANDOFF_KIND, membership.pk)
         response = page(
             self,
             request,
             "admin/accounts/membership/created.html",
-            "Member added",
-            membership=obj,
+            "Member added" if password else f"Member {membership.user.get_username()}",
+            membership=membership,
             password=password,
+            change_url=reverse("admin:accounts_membership_change", args=[membership.pk]),
             changelist_url=reverse("admin:accounts_membership_changelist"),
         )
         response["Cache-Control"] = "no-store"

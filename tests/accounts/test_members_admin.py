@@ -2,28 +2,63 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
+from accounts.admin.members import HANDOFF_KIND
 from accounts.models import Membership
+from toolboxes.admin import handoff
 
 
-def test_tenant_admin_invites_a_new_user_shown_a_one_time_password_once(as_user, acme):
+def test_tenant_admin_invites_a_new_user_shown_a_one_time_password_once(as_user, acme, globex):
+    """Handed over as a new key is: the add redirects (a reload adds nobody) to a page that
+    shows the password once, never cached; it waits in the session encrypted."""
     client = as_user("acme_admin")
     response = client.post(
         reverse("admin:accounts_membership_add"),
         {"tenant": acme.tenant.pk, "username": "newbie", "role": "viewer"},
     )
-    assert response.status_code == 200
-    assert "no-store" in response["Cache-Control"]
-    [password] = re.findall(r'id="one-time-password">([^<]+)<', response.content.decode())
+    membership = Membership.objects.get(user__username="newbie")
+    handoff_url = reverse("admin:accounts_membership_handoff", args=[membership.pk])
+    assert (response.status_code, response["Location"]) == (302, handoff_url)
+    held = client.session[handoff.session_key(HANDOFF_KIND)]
+    assert held["id"] == membership.pk
+
+    first = client.get(handoff_url)
+    assert "no-store" in first["Cache-Control"]
+    page = first.content.decode()
+    [password] = re.findall(r'id="one-time-password" [^>]*value="([^"]+)"', page)
+    assert password not in json.dumps(held)  # encrypted while it waited
     newbie = User.objects.get(username="newbie")
     assert newbie.is_staff and newbie.check_password(password)
+    assert "Copy this one-time password now and hand it to newbie. It will not be shown" in page
+    button = 'data-copy-target="one-time-password" id="copy-one-time-password">Copy the password<'
+    assert button in page
+    again = client.get(handoff_url).content.decode()  # a reload, or a second visit
+    assert password not in again
+    assert (
+        "The one-time password of newbie was shown once, when the member was added, and "
+        "cannot be shown again: only its hash is stored." in again
+    )
     changelist = client.get(reverse("admin:accounts_membership_changelist")).content.decode()
     assert "newbie" in changelist and password not in changelist
+    assert as_user("globex_admin").get(handoff_url).status_code == 404
+
+
+def test_attaching_an_existing_user_shows_no_password_page(as_user, people, acme):
+    client = as_user("operator")
+    response = client.post(
+        reverse("admin:accounts_membership_add"),
+        {"tenant": acme.tenant.pk, "username": "gus", "role": "viewer"},
+    )
+    assert (response.status_code, response["Location"]) == (
+        302,
+        reverse("admin:accounts_membership_changelist"),
+    )
 
 
 def test_invite_refuses_another_tenant_and_duplicates(as_user, acme, globex):

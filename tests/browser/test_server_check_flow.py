@@ -1,10 +1,14 @@
 """In a real browser: an operator opens a server never checked (fields shown by transport),
-checks it (connected, its tools listed), picks filters from those tools, saves, and sees
-the status in the server list. A screenshot of each screen."""
+checks it (in the background: "checking…", then its tools listed in place), picks filters
+from those tools, saves, and sees the status in the server list; saving a slow server
+shows "checking…" in the list, then its result, without a reload. A screenshot of each
+screen."""
 
 from __future__ import annotations
 
+import re
 import sys
+import time
 
 import pytest
 from django.contrib.auth.models import User
@@ -17,6 +21,13 @@ from toolboxes.models import Server, Tenant, Toolbox
 pytestmark = pytest.mark.once
 
 PASSWORD = "pw-operator-check-1"
+# The fixture server, slow to start as a cold `npx` server is: its check takes seconds.
+SLOW_START = [
+    "-c",
+    "import runpy, sys, time; time.sleep(3); path = sys.argv.pop(1); "
+    "runpy.run_path(path, run_name='__main__')",
+    FIXTURE_SERVER,  # an argument of its own: the sandbox shows the files named so
+]
 
 
 @pytest.fixture
@@ -68,13 +79,14 @@ def test_check_a_server_and_pick_its_filters(
     }
     chromium.shot(page, "check-01-server-form-not-checked")
 
-    def check() -> str:
+    def check() -> tuple[str, str]:
         page.click("button.wb-check")
-        page.wait_for_selector("#check-summary")
-        return page.inner_text("#check-summary")
+        page.wait_for_selector("#check-summary")  # filled in place when the check ends
+        return page.url, page.inner_text("#check-summary")
 
-    summary = chromium.run(check)
-    assert summary.startswith("Server dev/fixture: connected in ")
+    url, summary = chromium.run(check)
+    assert url.endswith(f"/admin/toolboxes/server/{fixture_server.pk}/check/")
+    assert re.fullmatch(r"Server dev/fixture: connected in \d+ ms, \d+ tools\.", summary)
     chromium.shot(page, "check-02-check-result-with-tools")
 
     def pick_filters() -> str:
@@ -85,6 +97,7 @@ def test_check_a_server_and_pick_its_filters(
         page.check("input[name=tool_filters][value=add]")
         page.click("input[name=_save]")
         page.wait_for_selector("text=was changed successfully")
+        page.wait_for_selector("#result_list .wb-status.wb-ok")  # the save's own check
         return page.inner_text("#result_list")
 
     listing = chromium.run(pick_filters)
@@ -100,3 +113,79 @@ def test_check_a_server_and_pick_its_filters(
     inline = chromium.run(toolbox_page)
     chromium.shot(page, "check-04-toolbox-page-server-status")
     assert "ok: " in inline and "Check now" in inline
+
+
+def test_saving_a_server_checks_it_in_the_background(
+    chromium, live_gateway, fixture_server, plain_http_cookies
+):
+    fixture_server.args = SLOW_START
+    fixture_server.save()
+    base = live_gateway.url.removesuffix("/mcp")
+    page = chromium.new_page(base)
+
+    def save() -> str:
+        page.goto("/admin/login/?next=/admin/")
+        page.fill("#id_username", "olga")
+        page.fill("#id_password", PASSWORD)
+        page.click("input[type=submit]")
+        page.wait_for_load_state()
+        page.goto(f"/admin/toolboxes/server/{fixture_server.pk}/change/")
+        page.fill("#id_timeout", "90")
+        page.click("input[name=_save]")
+        page.wait_for_selector("text=was changed successfully")
+        page.evaluate("window.wbSamePage = true")  # gone if the page reloads
+        return page.inner_text("#result_list .wb-status")
+
+    checking = chromium.run(save)
+    assert re.fullmatch(r"checking… [0-2] s", checking), checking
+
+    def progress() -> str:  # the status moves while the check runs
+        moved = re.compile(r"^checking… [1-9]\d* s$")
+        page.locator("#result_list .wb-status", has_text=moved).wait_for()
+        return page.inner_text("#result_list .wb-status")
+
+    assert re.fullmatch(r"checking… [1-9]\d* s", chromium.run(progress))
+    chromium.shot(page, "check-05-saved-server-checking")
+
+    def result() -> tuple[str, bool]:
+        page.wait_for_selector("#result_list .wb-status.wb-ok", timeout=40_000)
+        return page.inner_text("#result_list .wb-status"), page.evaluate("window.wbSamePage")
+
+    status, same_page = chromium.run(result)
+    chromium.shot(page, "check-06-saved-server-checked")
+    fixture_server.refresh_from_db()
+    count, ms = len(fixture_server.last_check_tools), fixture_server.last_check_ms
+    assert status == f"ok: {count} tools in {ms} ms, 0 minutes ago"
+    assert same_page is True and ms >= 3000
+
+    def check_again() -> tuple[float, str]:
+        page.goto(f"/admin/toolboxes/server/{fixture_server.pk}/check/")
+        started = time.monotonic()
+        page.click("input[name=_check]")
+        page.wait_for_selector("#check-state .wb-status.wb-checking")
+        return time.monotonic() - started, page.inner_text("#check-state")
+
+    answered_in, state = chromium.run(check_again)
+    chromium.shot(page, "check-07-check-page-checking")
+    # The page is back before the check (3 s of start-up at least) could have ended.
+    assert answered_in < 2.5 and re.fullmatch(r"Last check: checking… [0-2] s", state), state
+
+    def its_result() -> str:
+        page.wait_for_selector("#check-summary", timeout=40_000)
+        return page.inner_text("#check-summary")
+
+    summary = chromium.run(its_result)
+    chromium.shot(page, "check-08-check-page-result")
+    assert re.fullmatch(r"Server dev/fixture: connected in \d{4,} ms, \d+ tools\.", summary)
+
+    def no_answer() -> str:  # the admin unreachable while a check runs: said, not hidden
+        page.route("**/status/**", lambda route: route.abort())
+        page.click("input[name=_check]")
+        lost = "checking… (no answer from the admin: reload the page)"
+        page.locator("#check-state .wb-status", has_text=lost).wait_for()
+        page.unroute("**/status/**")
+        return page.inner_text("#check-state")
+
+    said = chromium.run(no_answer)
+    chromium.shot(page, "check-09-check-page-no-answer")
+    assert said == "Last check: checking… (no answer from the admin: reload the page)"

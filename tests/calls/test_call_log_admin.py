@@ -110,3 +110,23 @@ def test_prune_calls_keeps_the_retention(settings: Any, two_tenants: Any) -> Non
     assert "Deleted 1 call log rows older than 7 days." in out.getvalue()
     assert not CallRecord.objects.filter(tool="old").exists()
     assert CallRecord.objects.count() == 3
+
+
+def test_usage_opens_on_the_tenant_with_the_latest_call(
+    admin_client: Client, django_user_model: Any, db: None
+) -> None:
+    """Not the first by slug: the one with traffic, among those the user may see; with no
+    calls at all, the first by slug."""
+    quiet, busy, older = (Tenant.objects.create(slug=slug) for slug in ("aaa", "zed", "mid"))
+    assert admin_client.get(USAGE).context["chosen"] == quiet  # no calls yet
+    record(older, "old_tool", at=timezone.now() - timedelta(hours=3))
+    record(busy, "new_tool")
+    page = admin_client.get(USAGE)
+    assert page.context["chosen"] == busy
+    assert "<title>Usage: zed |" in page.content.decode()
+    user = django_user_model.objects.create_user("vera", password="pw-vera-123", is_staff=True)
+    for tenant in (quiet, older):
+        Membership.objects.create(user=user, tenant=tenant, role="viewer")
+    member = Client()
+    member.force_login(user)
+    assert member.get(USAGE).context["chosen"] == older  # zed's calls are not theirs

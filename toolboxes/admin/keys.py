@@ -1,11 +1,11 @@
 """API keys in the admin: made, handed to a client once, revoked; and what each key sees.
 
-Creating a key redirects (so a reload never makes a second one) to its hand-off page. The
-new key waits for that page in the creator's session, encrypted (`toolboxes.crypto`) and
-for `HANDOFF_SECONDS` at most; the page takes it out as it shows it, so a reload or a
-second visit shows it no more. Each key's page shows what a client of it sees: the
-gateway's own instructions and, per toolbox, the tools `open_toolbox` would list (asked of
-the gateway through `mcp_gateway.key_sees`), with their size beside the meta-tools'.
+Creating a key redirects (so a reload never makes a second one) to its hand-off page,
+which shows it once (`handoff`: held in the creator's session, encrypted, taken out as it
+is shown, so a reload or a second visit shows it no more). Each key's page shows what a
+client of it sees: the gateway's own instructions and, per toolbox, the tools
+`open_toolbox` would list (asked of the gateway through `mcp_gateway.key_sees`), with
+their size beside the meta-tools'.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -23,14 +22,14 @@ from django.utils.html import format_html
 
 from accounts.admin_scope import TenantScoped
 from mcp_gateway import KeySees, estimated_tokens, key_sees
-from toolboxes import crypto
+from toolboxes.admin import handoff
 from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
 from toolboxes.admin.forms import ApiKeyForm
 from toolboxes.admin.pages import confirm_and_act, object_for, object_view_url, page
 from toolboxes.models import ApiKey, Server, ToolPin
 
-NEW_KEY_SESSION = "_workbench_new_api_key"
-HANDOFF_SECONDS = 600  # a new key not picked up by its page within this is gone for good
+HANDOFF_KIND = "api_key"
+NEW_KEY_SESSION = handoff.session_key(HANDOFF_KIND)
 
 
 def public_url(request: HttpRequest) -> str:
@@ -40,19 +39,12 @@ def public_url(request: HttpRequest) -> str:
 
 def hold_new_key(request: HttpRequest, api_key: ApiKey, full_key: str) -> None:
     """Keep the new key for its hand-off page only (one at a time, encrypted)."""
-    request.session[NEW_KEY_SESSION] = {"id": api_key.pk, "key": crypto.encrypt(full_key)}
+    handoff.hold(request, HANDOFF_KIND, api_key.pk, full_key)
 
 
 def take_new_key(request: HttpRequest, api_key: ApiKey) -> str | None:
     """The new key of `api_key`, once: taken out of the session as it is read."""
-    held = request.session.get(NEW_KEY_SESSION)
-    if not isinstance(held, dict) or held.get("id") != api_key.pk:
-        return None
-    del request.session[NEW_KEY_SESSION]
-    try:
-        return crypto.fernet().decrypt(held["key"].encode(), ttl=HANDOFF_SECONDS).decode()
-    except (InvalidToken, KeyError, AttributeError):
-        return None
+    return handoff.take(request, HANDOFF_KIND, api_key.pk)
 
 
 def offered_tools(api_key: ApiKey) -> dict[int, list[dict[str, Any]]]:

@@ -2,33 +2,44 @@
 
 A check connects the server the way the gateway does (`mcp_gateway.check_servers`:
 the same transports and sandbox, the classified failures) and records the result as the
-server's status. The result page lists the tools (input schemas folded) or the reason and
-the tail of the server's stderr; only those who may change the server may run a check.
+server's status. It runs in the background (`background_checks`): saving a server, its
+"Check now" button and the list action start one and answer at once; wherever a status
+shows, it says "checking…" and the page asks `<id>/status/` (`server_status.js`) until
+the result arrives, shown in place. The check page lists the tools (input schemas folded)
+or the reason and the tail of the server's stderr; only those who may change the server
+may run a check.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scope import AdminMixin
-from mcp_gateway import CheckResult, check_servers
+from mcp_gateway import CheckResult
 from toolboxes import server_status
+from toolboxes.admin import background_checks
 from toolboxes.admin.pages import object_for, object_view_url, page
 from toolboxes.models import Server
 from toolboxes.pins import held
 
-MAX_CHECKS_AT_ONCE = 25  # a list action connects this many servers at most
+MAX_CHECKS_AT_ONCE = 25  # a list action starts this many checks at most
+STATUS_SCRIPT = "toolboxes/server_status.js"
+STATUS_CSS = "toolboxes/server_form.css"
+RESULT_TEMPLATE = "admin/toolboxes/server/check_result.html"
+QUEUE_FULL = "Too many checks are waiting: check {} again in a minute."
 
 
 def checked_line(server: Server, result: CheckResult) -> str:
-    """What one check found, in one sentence (messages, the result page)."""
+    """What one check found, in one sentence (the check page)."""
     if result.ok:
         count = len(result.tools)
         return (
@@ -38,10 +49,36 @@ def checked_line(server: Server, result: CheckResult) -> str:
     return f"Server {server.toolbox.name}/{server.name}: could not connect: {result.reason}."
 
 
-def status_html(server: Server) -> str:
-    text = server_status.status_text(server)
-    css = {True: "wb-ok", False: "wb-failing", None: "wb-unknown"}[server.last_check_ok]
-    return format_html('<span class="wb-status {}">{}</span>', css, text)
+def checking_text(since: float) -> str:
+    """A status while its check runs: how long it has been going, so that it moves."""
+    return f"checking… {max(0, round(time.time() - since))} s"
+
+
+def status_state(server: Server, since: float | None) -> tuple[str, str]:
+    """(css state, text) of a server's status: checking, ok, failing or unknown."""
+    if since is not None:
+        return "checking", checking_text(since)
+    state = {True: "ok", False: "failing", None: "unknown"}[server.last_check_ok]
+    return state, server_status.status_text(server)
+
+
+def status_url(server: Server) -> str:
+    return reverse("admin:toolboxes_server_status", args=[server.pk])
+
+
+def status_html(server: Server, result_target: str = "") -> str:
+    """The status in a span that, while the server is being checked, the page's script
+    keeps up to date (and, given `result_target`, fills that element with the result)."""
+    since = background_checks.checking_since([server.pk]).get(server.pk)
+    state, text = status_state(server, since)
+    return format_html(
+        '<span class="wb-status wb-{}" data-status-url="{}" data-deadline="{}"{}>{}</span>',
+        state,
+        status_url(server),
+        background_checks.deadline_seconds(),
+        format_html(' data-result-target="{}"', result_target) if result_target else "",
+        text,
+    )
 
 
 def check_button(server: Server) -> str:
@@ -64,6 +101,31 @@ def _annotations(tool: dict[str, Any]) -> str:
     return ", ".join(f"{name}: {json.dumps(value)}" for name, value in annotations)
 
 
+def result_context(server: Server) -> dict[str, Any]:
+    """What the check page shows of the last check: the background check's outcome while
+    it is kept (`background_checks.last_result`), else the stored status and tools."""
+    result = background_checks.last_result(server)
+    if result is not None:
+        tools = result.tools
+    else:
+        tools = list(server.last_check_tools or []) if server.last_check_ok else []
+    missing = server_status.missing_filters(server)
+    return {
+        "server": server,
+        "result": result,
+        "summary": checked_line(server, result) if result else "",
+        "status": server_status.status_text(server),
+        "tools": [
+            {**tool, "schema_text": _schema(tool), "annotations_text": _annotations(tool)}
+            for tool in tools
+        ],
+        "missing": server_status.filter_warning(missing) if missing else "",
+        "held_count": held().filter(server=server).count(),
+        "held_url": reverse("admin:toolboxes_toolpin_changelist")
+        + f"?server__id__exact={server.pk}&status=held",
+    }
+
+
 @admin.display(description="last check")
 def check_status(obj: Server | None) -> str:
     """With the button: for those who may change the server (the admin's fieldsets)."""
@@ -79,10 +141,20 @@ def check_status_plain(obj: Server | None) -> str:
     return status_html(obj)
 
 
+def say_refused(model_admin: admin.ModelAdmin, request: HttpRequest, servers: list[Server]) -> None:
+    if servers:
+        names = ", ".join(f"{server.toolbox.name}/{server.name}" for server in servers)
+        model_admin.message_user(request, QUEUE_FULL.format(names), messages.ERROR)
+
+
 class ServerChecks(AdminMixin):
     """Mixed into ServerAdmin (before ModelAdmin, after TenantScoped)."""
 
     actions = ["check_selected"]
+
+    class Media:
+        js = [STATUS_SCRIPT]
+        css = {"all": [STATUS_CSS]}
 
     @admin.display(description="last check")
     def status(self, obj: Server) -> str:
@@ -102,6 +174,12 @@ class ServerChecks(AdminMixin):
     check_status = staticmethod(check_status)
     check_status_plain = staticmethod(check_status_plain)
 
+    def check_in_background(self, request: HttpRequest, servers: list[Server]) -> list[Server]:
+        """Start each server's check; say which the full queue refused. The started ones."""
+        _, refused = background_checks.start(server.pk for server in servers)
+        say_refused(self, request, [server for server in servers if server.pk in refused])
+        return [server for server in servers if server.pk not in refused]
+
     @admin.action(description="Check the selected servers (connect and list their tools)")
     def check_selected(self, request: HttpRequest, queryset: QuerySet[Server]) -> None:
         servers = list(queryset.select_related("toolbox__tenant"))
@@ -112,41 +190,57 @@ class ServerChecks(AdminMixin):
                 messages.ERROR,
             )
             return
-        for server, result in zip(servers, check_servers(servers), strict=True):
-            level = messages.SUCCESS if result.ok else messages.ERROR
-            self.message_user(request, checked_line(server, result), level)
+        started = self.check_in_background(request, servers)
+        if started:
+            count = len(started)
+            self.message_user(
+                request,
+                f"Checking {count} server{'s' if count != 1 else ''}: "
+                "each status below shows its result when its check ends.",
+                messages.INFO,
+            )
 
     def get_urls(self) -> list[Any]:
-        return [object_view_url(self, "check", self.check_view), *super().get_urls()]
+        return [
+            object_view_url(self, "check", self.check_view),
+            object_view_url(self, "status", self.status_view),
+            *super().get_urls(),
+        ]
 
     def check_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        """GET: the last result and a button; POST: check now and show what was found."""
+        """GET: the last check (or "checking…", then its result in place) and a button;
+        POST: start a check and come back here (a reload starts nothing)."""
         server = object_for(self, request, object_id)
-        result = None
         if request.method == "POST":
-            [result] = check_servers([server])
-            server.refresh_from_db()
-        tools = result.tools if result is not None else []
-        missing = server_status.missing_filters(server)
+            self.check_in_background(request, [server])
+            return HttpResponseRedirect(request.path)
         response = page(
             self,
             request,
             "admin/toolboxes/server/check.html",
             f"Check {server.toolbox}/{server.name}",
-            server=server,
-            result=result,
-            summary=checked_line(server, result) if result else "",
-            status=status_html(server),
-            tools=[
-                {**tool, "schema_text": _schema(tool), "annotations_text": _annotations(tool)}
-                for tool in tools
-            ],
-            missing=server_status.filter_warning(missing) if missing else "",
-            held_count=held().filter(server=server).count(),
-            held_url=reverse("admin:toolboxes_toolpin_changelist")
-            + f"?server__id__exact={server.pk}&status=held",
+            **result_context(server),
+            checking=bool(background_checks.checking_since([server.pk])),
+            status_span=status_html(server, result_target="check-result"),
             change_url=reverse("admin:toolboxes_server_change", args=[server.pk]),
             toolbox_url=reverse("admin:toolboxes_toolbox_change", args=[server.toolbox_id]),
         )
         response["Cache-Control"] = "no-store"  # a stderr tail is for this admin, now
         return response
+
+    def status_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        """The server's status as the page's script asks for it while a check runs; with
+        `?result=1`, once it ended, the check page's result too (for those who may check)."""
+        server = object_for(self, request, object_id, may=self.has_view_permission)
+        since = background_checks.checking_since([server.pk]).get(server.pk)
+        state, text = status_state(server, since)
+        answer: dict[str, Any] = {"checking": since is not None, "state": state, "text": text}
+        if (
+            since is None
+            and request.GET.get("result")
+            and self.has_change_permission(request, server)
+        ):
+            answer["result_html"] = render_to_string(
+                RESULT_TEMPLATE, result_context(server), request=request
+            )
+        return JsonResponse(answer)  # not cached: admin_view's never_cache

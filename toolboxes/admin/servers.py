@@ -17,9 +17,16 @@ from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator
 from kernel.masking import masked
 from toolboxes import server_status
+from toolboxes.admin import background_checks
 from toolboxes.admin.forms import ServerForm, TenantServerForm
 from toolboxes.admin.pages import object_for, object_view_url, page
-from toolboxes.admin.server_checks import ServerChecks, check_status, check_status_plain
+from toolboxes.admin.server_checks import (
+    STATUS_CSS,
+    STATUS_SCRIPT,
+    ServerChecks,
+    check_status,
+    check_status_plain,
+)
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.models import Server, Toolbox
 
@@ -44,6 +51,10 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     ordering = ["position", "id"]
     show_change_link = True
     readonly_fields = ["check_status", "check_status_plain", "runs"]
+
+    class Media:
+        js = [STATUS_SCRIPT]
+        css = {"all": [STATUS_CSS]}
 
     parameter_values = staticmethod(parameter_values)
     runs = staticmethod(runs)
@@ -75,8 +86,10 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)
-        for server in [*formset.new_objects, *(obj for obj, _ in formset.changed_objects)]:
+        saved = [*formset.new_objects, *(obj for obj, _ in formset.changed_objects)]
+        for server in saved:
             warn_missing_filters(self, request, server)
+        background_checks.start_after_commit(server.pk for server in saved)
 
 
 @admin.register(Server)
@@ -112,6 +125,8 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Server, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         warn_missing_filters(self, request, obj)
+        if not change or form.has_changed():
+            background_checks.start_after_commit([obj.pk])
 
     @admin.display(description="env and headers")
     def secrets(self, obj: Server) -> str:
