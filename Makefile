@@ -12,6 +12,10 @@ TEST_WORKERS ?= 3
 # The benchmarks' FastMCP comparison lives in a virtualenv of its own (never the product's).
 FASTMCP_VENV := bench/.fastmcp-venv
 FASTMCP_SPEC ?= fastmcp==4.1.2
+# The README's snippet for the mcp SDK 1.x (LangChain's adapters pin mcp<2) runs in a
+# virtualenv of its own (tests/e2e/test_snippets.py; skipped when the install failed).
+MCP1_VENV := tests/.mcp1-venv
+MCP1_SPEC ?= mcp>=1.24,<2
 
 .PHONY: run test test-sqlite test-postgres lint bench bench-smoke clean sandbox chromium loadbalancers
 # Screenshots of the browser tests (tests/browser/) go here.
@@ -132,12 +136,12 @@ test: $(VENV)/.test-installed sandbox chromium loadbalancers
 # first (tests/conftest.py), a module sharing one gateway and world to one worker
 # (--dist loadgroup).
 SQLITE_ALSO ?=
-test-sqlite: $(VENV)/.test-installed sandbox chromium loadbalancers
+test-sqlite: $(VENV)/.test-installed $(MCP1_VENV)/.installed sandbox chromium loadbalancers
 	@echo "== test suite on SQLite ($(TEST_WORKERS) workers); browser screenshots in $(WORKBENCH_SCREENSHOTS)/"
 	env -u TEST_DATABASE_URL -u DJANGO_ALLOW_ASYNC_UNSAFE $(PY) -m pytest -q -n $(TEST_WORKERS) \
 		--dist loadgroup --nomigrations -m "not bench $(SQLITE_ALSO)"
 
-test-postgres: $(VENV)/.test-installed sandbox chromium loadbalancers
+test-postgres: $(VENV)/.test-installed $(MCP1_VENV)/.installed sandbox chromium loadbalancers
 	@echo "== test suite on PostgreSQL ($(PG_TEST_URL), $(TEST_WORKERS) workers), 'once' excepted"
 	env -u DJANGO_ALLOW_ASYNC_UNSAFE TEST_DATABASE_URL="$(PG_TEST_URL)" \
 		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not once and not bench"
@@ -160,9 +164,15 @@ $(FASTMCP_VENV)/.installed:
 	-$(FASTMCP_VENV)/bin/python -m pip install -q --disable-pip-version-check \
 		"$(FASTMCP_SPEC)" "uvicorn[standard]" mcp-server-time && touch $@
 
+# A failed install is not fatal: the 1.x snippet's test then says it was skipped.
+$(MCP1_VENV)/.installed:
+	@echo "== mcp 1.x virtualenv ($(MCP1_SPEC)) in $(MCP1_VENV), for the README's 1.x snippet"
+	-test -x $(MCP1_VENV)/bin/python || $(PYTHON) -m venv $(MCP1_VENV)
+	-$(MCP1_VENV)/bin/python -m pip install -q --disable-pip-version-check "$(MCP1_SPEC)" && touch $@
+
 # Benchmarks (bench/README.md): one table, also written to bench/results/latest.md.
 bench: $(VENV)/.test-installed $(FASTMCP_VENV)/.installed
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) tests/node_modules $(FASTMCP_VENV)
+	rm -rf $(VENV) tests/node_modules $(FASTMCP_VENV) $(MCP1_VENV)

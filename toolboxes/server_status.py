@@ -8,6 +8,7 @@ checkboxes still list them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils import timezone
@@ -51,6 +52,34 @@ def missing_filters(server: Server) -> list[str]:
 
 def filter_warning(missing: list[str]) -> str:
     return f"The filter names tools the server does not offer: {', '.join(missing)}."
+
+
+def filter_warnings(servers: Iterable[Server]) -> list[str]:
+    """What check_config reports for filters, as warning lines for the commands that read
+    or write a configuration without connecting (import_config, export_config): each
+    server whose filter names tools it did not offer at its last successful connect."""
+    return [
+        f"Warning: server {server.toolbox.tenant.slug}/{server.toolbox.name}/{server.name}: "
+        f"{filter_warning(missing)}"
+        for server in servers
+        if (missing := missing_filters(server))
+    ]
+
+
+def unchecked_filters(servers: Iterable[Server], tenant_slug: str) -> list[str]:
+    """A line naming servers whose filters could not be compared (never connected), and
+    the command that compares them."""
+    names = [
+        f"{server.toolbox.name}/{server.name}"
+        for server in servers
+        if offered_names(server) is None and "*" not in (server.tool_filters or ["*"])
+    ]
+    if not names:
+        return []
+    return [
+        f"Not checked yet, so their tool filters are not compared with the tools they offer: "
+        f"{', '.join(names)}. Run: manage.py check_config --tenant {tenant_slug}"
+    ]
 
 
 def status_text(server: Server) -> str:

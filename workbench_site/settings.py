@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "servestatic",  # its configuration checks (it warns at start without them)
     "axes",
     "oauth2_provider",
     "toolboxes",
@@ -69,7 +70,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "accounts.middleware.ContentSecurityPolicyMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # ServeStatic (WhiteNoise's fork with ASGI): its files stream to uvicorn asynchronously;
+    # WhiteNoise's synchronous iterators made Django warn on every admin page's CSS.
+    "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -171,11 +174,11 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-# Only for collectstatic; WhiteNoise finds the admin's files in the apps otherwise.
+# Only for collectstatic; ServeStatic finds the admin's files in the apps otherwise.
 STATIC_ROOT = env.str("STATIC_ROOT", default=None)
-# The admin's CSS and JS are served by WhiteNoise straight from the apps: no collectstatic.
-WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = DEBUG
+# The admin's CSS and JS are served by ServeStatic straight from the apps: no collectstatic.
+SERVESTATIC_USE_FINDERS = True
+SERVESTATIC_AUTOREFRESH = DEBUG
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Secure cookies whenever the admin is served over HTTPS in production.

@@ -6,9 +6,12 @@ are compared in constant time. An access token is asked about once through
 `accounts.oauth_callers` (the gateway's one question to `accounts/`) and the answer kept,
 like a key's record, while its tenant's configuration version stays the same. Either way
 the caller is the same: a tenant and the toolboxes it may use. Every refusal says why, in a
-JSON body, with HTTP 401 and a challenge naming the protected resource metadata (RFC 9728),
-from which OAuth clients discover how to sign in. `last_used` is written at most once a
-minute per key, off the request path.
+JSON body, with HTTP 401 and a `WWW-Authenticate: Bearer` challenge. Only a request that
+could sign in (no credential, or a refused OAuth access token) is invited to: its challenge
+names the protected resource metadata (RFC 9728), from which OAuth clients discover how. A
+refused API key is not: an OAuth client (`mcp-remote`, say) would answer an invitation by
+starting a sign-in, and the key's own reason would never reach the person who must fix the
+key. `last_used` is written at most once a minute per key, off the request path.
 """
 
 from __future__ import annotations
@@ -62,14 +65,18 @@ def credential_headers(raw: list[tuple[bytes, bytes]]) -> int:
 
 
 class AuthError(Exception):
-    def __init__(self, reason: str, message: str) -> None:
+    """A refused request: why (`reason`, `message`), and whether signing in would help
+    (`invite_sign_in`: no credential was sent, or an OAuth access token was refused)."""
+
+    def __init__(self, reason: str, message: str, *, invite_sign_in: bool = False) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.invite_sign_in = invite_sign_in
 
 
 def _token_refused(reason: str) -> AuthError:
-    return AuthError(reason, TOKEN_REFUSALS[reason])
+    return AuthError(reason, TOKEN_REFUSALS[reason], invite_sign_in=True)
 
 
 def refused_key_prefix(headers: dict[bytes, bytes]) -> str:
@@ -95,21 +102,26 @@ def key_from_headers(headers: dict[bytes, bytes]) -> str:
     raise AuthError(
         "missing_api_key",
         "An API key is required: send 'Authorization: Bearer <api key>' or 'X-API-Key: <api key>'.",
+        invite_sign_in=True,
     )
 
 
 def challenge(scope: Scope, error: AuthError, hosts: HostCheck) -> bytes:
-    """The WWW-Authenticate value of a 401: where the protected resource metadata is (RFC
-    9728), and for a credential that was sent, why it was refused (RFC 6750). The gateway
-    is named as configured (WORKBENCH_PUBLIC_URL, else an allowed Host), never by whatever
-    Host a request sent: a 401 comes before the Host check."""
+    """The WWW-Authenticate value of a 401: for a credential that was sent, why it was
+    refused (RFC 6750); when signing in would help, where the protected resource metadata
+    is (RFC 9728). The gateway is named as configured (WORKBENCH_PUBLIC_URL, else an
+    allowed Host), never by whatever Host a request sent: a 401 comes before the Host
+    check."""
+    description = error.message.replace('"', "'")
+    refused = f'Bearer error="invalid_token", error_description="{description}"'
+    if not error.invite_sign_in:
+        return refused.encode()
     public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
     base = public or _request_base(scope, hosts)
     metadata = f'resource_metadata="{base}{oauth_callers.RESOURCE_METADATA_PATH}"'
     if error.reason == "missing_api_key":
         return f"Bearer {metadata}".encode()
-    description = error.message.replace('"', "'")
-    return f'Bearer error="invalid_token", error_description="{description}", {metadata}'.encode()
+    return f"{refused}, {metadata}".encode()
 
 
 def _request_base(scope: Scope, hosts: HostCheck) -> str:

@@ -135,7 +135,7 @@ class Gateway:
             await self._start()
             async with (
                 self.server.session_manager.run(),
-                self.json_answers.run(),
+                _unannounced(self.json_answers),
                 self.pool.running(),
                 self.recorder.running(),
             ):
@@ -278,3 +278,35 @@ async def store_unavailable(send: Send, exc: StoreUnavailable) -> None:
     body = {"error": "store_unavailable", "message": str(exc), "incident": exc.incident}
     retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
     await json_response(send, 503, body, retry)
+
+
+class _DropLines(logging.Filter):
+    def __init__(self, messages: frozenset[str]) -> None:
+        super().__init__()
+        self.messages = messages
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg not in self.messages
+
+
+SDK_MANAGER_LOGGER = logging.getLogger("mcp.server.streamable_http_manager")
+SDK_MANAGER_LIFECYCLE = frozenset(
+    {"StreamableHTTP session manager started", "StreamableHTTP session manager shutting down"}
+)
+
+
+@asynccontextmanager
+async def _unannounced(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
+    """Run the gateway's second SDK manager without its start and stop lines: the SDK logs
+    them for each manager, and one gateway starting is one event (the first manager's)."""
+    quiet = _DropLines(SDK_MANAGER_LIFECYCLE)
+    SDK_MANAGER_LOGGER.addFilter(quiet)
+    try:
+        async with manager.run():
+            SDK_MANAGER_LOGGER.removeFilter(quiet)
+            try:
+                yield
+            finally:
+                SDK_MANAGER_LOGGER.addFilter(quiet)
+    finally:
+        SDK_MANAGER_LOGGER.removeFilter(quiet)

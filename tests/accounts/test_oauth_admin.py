@@ -8,7 +8,7 @@ from django.urls import reverse
 from oauth2_provider.models import Application
 
 from accounts.models import OAuthGrant
-from mcp_gateway.front.auth import AuthError, challenge
+from mcp_gateway.front.auth import AuthError, challenge, key_from_headers
 from mcp_gateway.front.hostcheck import HostCheck
 
 pytestmark = pytest.mark.django_db
@@ -78,13 +78,20 @@ def test_a_tenant_admin_revokes_the_tenants(as_user, grants):
 def test_the_401_challenge_follows_the_public_url(settings):
     scope = {"headers": [(b"host", b"10.0.0.5:8000")], "scheme": "http"}
     hosts = HostCheck(["10.0.0.5"])  # an allowed Host is named back; a foreign one never
-    missing = AuthError("missing_api_key", "An API key is required.")
+    with pytest.raises(AuthError) as missing_error:
+        key_from_headers({})
+    missing = missing_error.value
     assert challenge(scope, missing, hosts) == (
         b'Bearer resource_metadata="http://10.0.0.5:8000/.well-known/oauth-protected-resource/mcp"'
     )
     settings.WORKBENCH_PUBLIC_URL = "https://gw.example.com/mcp"
+    expired = AuthError("expired_token", "The access token has expired.", invite_sign_in=True)
+    assert challenge(scope, expired, hosts) == (
+        b'Bearer error="invalid_token", error_description="The access token has expired.", '
+        b'resource_metadata="https://gw.example.com/.well-known/oauth-protected-resource/mcp"'
+    )
+    # A refused API key is told why, and not invited to sign in instead.
     wrong = AuthError("invalid_api_key", "The API key is not valid.")
     assert challenge(scope, wrong, hosts) == (
-        b'Bearer error="invalid_token", error_description="The API key is not valid.", '
-        b'resource_metadata="https://gw.example.com/.well-known/oauth-protected-resource/mcp"'
+        b'Bearer error="invalid_token", error_description="The API key is not valid."'
     )

@@ -20,16 +20,40 @@ async def post_initialize(url: str, headers: dict[str, str]) -> httpx2.Response:
         return await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, headers=headers)
 
 
+METADATA = "/.well-known/oauth-protected-resource/mcp"
+REFUSALS = {
+    "malformed_authorization": "The Authorization header must be 'Bearer <api key>'.",
+    "malformed_api_key": "The API key is not in the form wb_<prefix>_<secret>.",
+    "invalid_api_key": "The API key is not valid.",
+    "revoked_api_key": "The API key has been revoked.",
+    "expired_api_key": "The API key has expired.",
+    "inactive_tenant": "The API key's tenant is not active.",
+}
+
+
 def assert_401(response: httpx2.Response, reason: str) -> None:
+    """A refused credential: its reason in the body and the challenge, and no invitation to
+    sign in (no resource_metadata), so that an OAuth client such as mcp-remote shows the
+    reason rather than starting a sign-in."""
     assert response.status_code == 401, response.text
-    assert response.headers["www-authenticate"].startswith("Bearer")
-    body = response.json()
-    assert body["error"] == reason
-    assert body["message"]
+    assert response.json() == {"error": reason, "message": REFUSALS[reason]}
+    assert response.headers["www-authenticate"] == (
+        f'Bearer error="invalid_token", error_description="{REFUSALS[reason]}"'
+    )
+    assert response.headers["content-type"] == "application/json"
 
 
-async def test_missing_key(live_gateway):
-    assert_401(await post_initialize(live_gateway.url, {}), "missing_api_key")
+async def test_missing_key_is_invited_to_sign_in(live_gateway):
+    response = await post_initialize(live_gateway.url, {})
+    assert response.status_code == 401, response.text
+    assert response.json() == {
+        "error": "missing_api_key",
+        "message": "An API key is required: send 'Authorization: Bearer <api key>' or "
+        "'X-API-Key: <api key>'.",
+    }
+    base = live_gateway.url.removesuffix("/mcp")
+    assert response.headers["www-authenticate"] == f'Bearer resource_metadata="{base}{METADATA}"'
+    assert response.headers["content-type"] == "application/json"
 
 
 async def test_not_a_bearer_authorization(live_gateway):

@@ -6,14 +6,17 @@ refresh after expiry, and refusals (revoked, expired, member gone, tenant inacti
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from io import StringIO
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -27,7 +30,9 @@ from oauth2_provider.models import AccessToken
 
 from accounts.models import Membership, OAuthGrant
 from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, text_of, use
+from tests.harness.tenant_dirs import tenant_dir
 from tests.harness.waits import eventually
+from toolboxes.models import Tenant
 
 pytestmark = pytest.mark.anyio
 
@@ -63,8 +68,11 @@ class MemoryStorage:
 class Member:
     """The person at the browser: logs in, consents to one toolbox, hands back the code."""
 
-    def __init__(self, username: str, tenant_id: int, toolbox_ids: list[int]) -> None:
+    def __init__(
+        self, username: str, tenant_id: int, toolbox_ids: list[int], password: str = PASSWORD
+    ) -> None:
         self.username, self.tenant_id, self.toolbox_ids = username, tenant_id, toolbox_ids
+        self.password = password
         self.result: AuthorizationCodeResult | None = None
         self.pages: list[str] = []
 
@@ -79,7 +87,7 @@ class Member:
                 login_url,
                 data={
                     "username": self.username,
-                    "password": PASSWORD,
+                    "password": self.password,
                     "csrfmiddlewaretoken": csrf,
                     "next": parse_qs(urlsplit(login_url).query)["next"][0],
                 },
@@ -125,6 +133,23 @@ def acme(make_setup, settings):
     return setup
 
 
+def oauth_client(url: str, storage: MemoryStorage, member: Member) -> OAuthClientProvider:
+    """The SDK's OAuth client, registering itself, with `member` at the browser."""
+    return OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(
+            client_name="E2E client",
+            redirect_uris=[REDIRECT_URI],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=member.redirect_handler,
+        callback_handler=member.callback_handler,
+    )
+
+
 async def post_initialize(url: str, token: str) -> httpx2.Response:
     async with httpx2.AsyncClient(timeout=30) as http:
         return await raw_rpc(
@@ -160,19 +185,7 @@ async def test_sign_in_use_refresh_and_revoke(live_gateway, acme, caplog):
         assert payload(await warm.call_tool("open_toolbox", {"toolbox": "dev"}))["tools"]
 
     storage = MemoryStorage()
-    provider = OAuthClientProvider(
-        server_url=url,
-        client_metadata=OAuthClientMetadata(
-            client_name="E2E client",
-            redirect_uris=[REDIRECT_URI],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            token_endpoint_auth_method="none",
-        ),
-        storage=storage,
-        redirect_handler=acme.member.redirect_handler,
-        callback_handler=acme.member.callback_handler,
-    )
+    provider = oauth_client(url, storage, acme.member)
     async with (
         httpx2.AsyncClient(auth=provider, timeout=60) as http,
         streamable_http_client(url, http_client=http) as (read, write, *_),
@@ -304,3 +317,34 @@ async def test_expired_token(live_gateway, acme, issued):
         "The access token has expired.",
         base,
     )
+
+
+@pytest.fixture
+def demo(db, settings, tmp_path) -> Member:
+    """`make run`'s world (setup_demo): its admin, at the browser with its printed password,
+    consenting to the demo tenant with all of its toolboxes."""
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    credentials = tmp_path / "credentials.json"
+    data_dir = tenant_dir("demo") / "demo-data"
+    call_command(
+        "setup_demo", "--credentials", str(credentials), "--data-dir", str(data_dir),
+        stdout=StringIO(),
+    )  # fmt: skip
+    password = json.loads(credentials.read_text())["admin_password"]
+    return Member("admin", Tenant.objects.get(slug="demo").pk, [], password=password)
+
+
+async def test_make_runs_admin_signs_a_client_in_to_the_demo(live_gateway, demo):
+    """The README's sign-in with the login `make run` prints: the consent page offers the
+    demo tenant, and the client then sees its toolbox (issue 26: it was told it was a member
+    of no tenant)."""
+    storage = MemoryStorage()
+    async with (
+        httpx2.AsyncClient(auth=oauth_client(live_gateway.url, storage, demo), timeout=60) as http,
+        streamable_http_client(live_gateway.url, http_client=http) as (read, write, *_),
+        ClientSession(read, write) as session,
+    ):
+        initialized = await session.initialize()
+    assert "- **demo** (2 servers): " in initialized.instructions
+    assert f'value="{demo.tenant_id}"' in demo.pages[0] and "Demo (demo)" in demo.pages[0]
+    assert storage.tokens[0].access_token.startswith("wbo_")

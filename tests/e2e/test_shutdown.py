@@ -7,10 +7,12 @@ import signal
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
+from django.contrib import admin
 
 from tests.harness.deployment import Deployment
 from tests.harness.live import LiveGateway
@@ -63,11 +65,21 @@ def test_sigterm_closes_every_downstream(deployment):
     process, url, log = deployment.start_gateway()
     open_dev(url, key)
     assert len(processes_with(marker)) == 2
+    # The admin's static files stream asynchronously (no warning of Django's in the log).
+    css = httpx2.get(url.removesuffix("/mcp") + "/static/admin/css/base.css", timeout=30)
+    assert (css.status_code, css.headers["content-type"]) == (200, 'text/css; charset="utf-8"')
+    assert css.text == (Path(admin.__file__).parent / "static/admin/css/base.css").read_text()
     process.send_signal(signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises the signal for its exit status.
     assert process.wait(timeout=30) in (0, -signal.SIGTERM)
-    assert "Application shutdown complete" in log.read_text()
+    text = log.read_text()
+    assert "Application shutdown complete" in text
     assert processes_with(marker) == []
+    # The gateway's two SDK managers (SSE and JSON answers) start and stop as one.
+    assert text.count("StreamableHTTP session manager started") == 1
+    assert text.count("StreamableHTTP session manager shutting down") == 1
+    assert "StreamingHttpResponse must consume synchronous iterators" not in text
+    assert "Warning:" not in text, text  # ServeStatic's own checks run (it is installed)
 
 
 def test_children_exit_when_the_gateway_is_killed(deployment):

@@ -1,10 +1,13 @@
 """The Python snippets the project prints (the README's quick start, `make run`'s), run as
 printed against a toolbox whose server takes longer to start than httpx2's default 5 s
-timeout, as a cold `npx -y` server does: they wait for it (issue 20)."""
+timeout, as a cold `npx -y` server does: they wait for it (issues 20 and 26). The README's
+runs whole, against a toolbox `demo` as its calls expect: a cold npm server (server-memory,
+started for the first time), PyPI's time server (its `use_tool` call) and the slow one."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from io import StringIO
 from pathlib import Path
@@ -21,8 +24,10 @@ from toolboxes.management.commands.setup_demo import Command as SetupDemo
 pytestmark = [pytest.mark.anyio, pytest.mark.once_pg]
 
 CACHE_SERVER = str(Path(__file__).resolve().parents[1] / "servers" / "cache_server.py")
+MEMORY_SERVER = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "mcp-server-memory"
 START_SECONDS = 6  # past httpx2's default timeout of 5 s
 README = Path(settings.BASE_DIR) / "README.md"
+MCP1_VENV = Path(settings.BASE_DIR) / "tests" / ".mcp1-venv"  # the Makefile's MCP1_VENV
 
 
 def slow_demo(setup: TenantSetup) -> None:
@@ -39,11 +44,20 @@ def tenants(make_setup) -> list[TenantSetup]:
     setups = [make_setup(slug) for slug in ("readme", "make-run", "no-timeout")]
     for setup in setups:
         slow_demo(setup)
+    demo = setups[0].tenant.toolboxes.get(name="demo")
+    extra = {"time": (sys.executable, ["-m", "mcp_server_time"])}
+    if shutil.which("node") and MEMORY_SERVER.exists():  # make test installs it with Node
+        extra["memory"] = (str(MEMORY_SERVER), [])
+    for position, (name, (command, args)) in enumerate(extra.items(), start=1):
+        demo.servers.create(name=name, command=command, args=args, position=position).full_clean()
     return setups
 
 
-def readme_snippet(url: str, key: str) -> str:
-    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
+def readme_snippet(url: str, key: str, sdk: int = 2) -> str:
+    """The README's snippet for that `mcp` SDK generation: its first Python block for 2.x,
+    its second for 1.x."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    code = blocks[0 if sdk == 2 else 1]
     return code.replace("http://127.0.0.1:8000/mcp", url).replace("wb_xxxxxxxx_...", key)
 
 
@@ -79,7 +93,41 @@ async def test_the_printed_snippets_wait_for_a_server_slower_than_httpx2s_defaul
                 group.start_soon(run, name)
     for name in ("readme", "make-run"):
         assert results[name].returncode == 0, results[name].stderr.decode()[-2000:]
-        assert '"servers_connected": 1' in results[name].stdout.decode()
+    servers = 3 if shutil.which("node") and MEMORY_SERVER.exists() else 2
+    readme_out = results["readme"].stdout.decode()
+    assert f'"servers_connected": {servers}' in readme_out
+    assert '"name": "read_graph"' in readme_out or servers == 2  # the cold npm server's
+    assert "structured_content={'timezone': 'Etc/UTC'" in readme_out  # use_tool's answer
+    assert '"servers_connected": 1' in results["make-run"].stdout.decode()
     # The SDK's task group ends in an exception group whose one cause is the bare timeout.
     assert results["no-timeout"].returncode == 1
     assert "\n    | httpx2.ReadTimeout\n" in results["no-timeout"].stderr.decode()
+
+
+@pytest.fixture
+def time_demo(make_setup) -> TenantSetup:
+    setup = make_setup("readme-mcp1")
+    setup.toolbox("demo").servers.create(
+        name="time", command=sys.executable, args=["-m", "mcp_server_time"]
+    ).full_clean()
+    return setup
+
+
+async def test_the_readmes_snippet_for_mcp_1(live_gateway, time_demo):
+    """In a virtualenv of mcp 1.x (make test builds it: tests/.mcp1-venv), as LangChain's
+    adapters need; against a real toolbox `demo` whose server starts cold."""
+    python = MCP1_VENV / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"{MCP1_VENV} is missing (make test builds it)")
+    setup = time_demo
+    snippet = readme_snippet(live_gateway.url, setup.key, sdk=1)
+    assert "import asyncio, httpx\n" in snippet and "as (r, w, _)" in snippet
+    version = "import importlib.metadata as m; print(m.version('mcp'))"
+    with anyio.fail_after(60):
+        installed = await anyio.run_process([str(python), "-c", version])
+        assert installed.stdout.decode().startswith("1."), installed.stdout
+        done = await anyio.run_process([str(python), "-c", snippet], check=False)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    out = done.stdout.decode()
+    assert out.startswith("## Available Toolboxes\n\n- **demo** (1 server): ")
+    assert '"servers_connected": 1' in out and '"name": "get_current_time"' in out

@@ -6,6 +6,8 @@ from io import StringIO
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from accounts.models import Membership
+from accounts.oauth_consent import ConsentForm
 from tests.harness.tenant_dirs import tenant_dir
 from toolboxes.models import ApiKey, Server, Tenant
 
@@ -40,3 +42,22 @@ def test_a_lost_credentials_file_gets_a_new_key(db, tmp_path):
     key_re = r"Demo API key: (\S+)"
     assert re.search(key_re, first).group(1) != re.search(key_re, second).group(1)
     assert "password: (unchanged" in second
+
+
+def test_the_demo_admin_can_finish_an_oauth_sign_in(db, tmp_path):
+    """The README's OAuth sign-in picks a tenant the user administers: make run's admin is
+    the demo tenant's admin (an operator of no tenant would be told it is a member of none)."""
+    run(tmp_path / "demo.json")
+    run(tmp_path / "demo.json")  # idempotent: one membership
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.is_superuser
+    demo = Tenant.objects.get(slug="demo")
+    assert list(Membership.objects.filter(user=admin).values_list("tenant", "role")) == [
+        (demo.pk, "admin")
+    ]
+    consent = ConsentForm(user=admin)
+    assert consent.fields["tenant"].choices == [(demo.pk, "Demo (demo)")]
+    assert consent.fields["tenant"].initial == demo.pk
+    assert consent.fields["toolboxes"].choices == [
+        (Tenant.objects.get(slug="demo").toolboxes.get().pk, "demo / demo")
+    ]

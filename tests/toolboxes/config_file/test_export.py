@@ -85,3 +85,27 @@ def test_without_tenant_lists_the_tenants(tenant):
 def test_unknown_tenant(tenant):
     with pytest.raises(CommandError, match=re.escape("Unknown tenant 'nope'. Tenants: acme")):
         export("--tenant", "nope")
+
+
+def test_a_filter_naming_a_tool_the_server_does_not_offer_is_warned_about(tenant):
+    """As check_config reports it, from the server's last connect (never connected: not
+    known, so not said); the file is written all the same."""
+    Server.objects.filter(name="search").update(
+        last_check_ok=True, last_check_tools=[{"name": "find"}], tool_filters=["search", "find"]
+    )
+    warning = (
+        "Warning: server acme/dev/search: The filter names tools the server does not offer: "
+        "search.\n"
+    )
+    for args in (["--tenant", "acme"], ["--tenant", "acme", "--toolbox", "dev"], ["--all"]):
+        out, err = StringIO(), StringIO()
+        call_command("export_config", *args, stdout=out, stderr=err)
+        assert err.getvalue() == warning, args
+        assert '"search",\n' in out.getvalue()
+    # The desktop form holds no filters (it says so): nothing to warn about.
+    err = StringIO()
+    call_command(
+        "export_config", "--tenant", "acme", "--toolbox", "dev", "--format", "desktop",
+        stdout=StringIO(), stderr=err,
+    )  # fmt: skip
+    assert "does not offer" not in err.getvalue()

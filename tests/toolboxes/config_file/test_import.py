@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from toolboxes.models import Tenant
+from toolboxes.models import Server, Tenant
 
 SPEC_EXAMPLE = {
     "toolboxes": {
@@ -43,7 +43,7 @@ def export(slug: str = "acme") -> dict:
     return json.loads(out.getvalue())
 
 
-def import_data(data, *args: str, tmp_path=None) -> str:
+def import_data(data, *args: str, tmp_path=None, stderr: StringIO | None = None) -> str:
     text = data if isinstance(data, str) else json.dumps(data)
     out = StringIO()
     stdin = io.StringIO(text)
@@ -51,7 +51,7 @@ def import_data(data, *args: str, tmp_path=None) -> str:
 
     saved, sys.stdin = sys.stdin, stdin
     try:
-        call_command("import_config", "-", *args, stdout=out)
+        call_command("import_config", "-", *args, stdout=out, stderr=stderr or StringIO())
     finally:
         sys.stdin = saved
     return out.getvalue()
@@ -173,9 +173,57 @@ def test_a_late_error_rolls_back_earlier_toolboxes(tenant):
     assert export() == {"toolboxes": {}}
 
 
-def test_unknown_tenant(tenant):
-    with pytest.raises(CommandError, match="Unknown tenant 'nope'"):
+def test_unknown_tenant_names_the_option_that_creates_it(tenant):
+    with pytest.raises(CommandError) as refused:
         import_data(SPEC_EXAMPLE, "--tenant", "nope")
+    assert str(refused.value) == (
+        "Unknown tenant 'nope'. Tenants: acme. Add --create-tenant to create it with the import."
+    )
+    assert not Tenant.objects.filter(slug="nope").exists()
+
+
+def test_create_tenant_creates_it_with_the_import_all_or_nothing(tenant):
+    bad = {"toolboxes": {"dev": {"mcpServers": {"x": {"command": ""}}}}}
+    with pytest.raises(CommandError, match=r"^Nothing imported: "):
+        import_data(bad, "--tenant", "new", "--create-tenant")
+    assert not Tenant.objects.filter(slug="new").exists()  # gone with the failed import
+    with pytest.raises(CommandError) as refused:
+        import_data(SPEC_EXAMPLE, "--tenant", "Not a slug!", "--create-tenant")
+    assert str(refused.value).startswith("slug: ")
+    output = import_data(SPEC_EXAMPLE, "--tenant", "new", "--create-tenant")
+    assert output == (
+        "Created tenant 'new'.\nImported 1 toolbox(es), 2 server(s) into tenant 'new'.\n"
+    )
+    assert export("new") == SPEC_EXAMPLE
+    # An existing tenant is imported into, as without the option.
+    output = import_data(SPEC_EXAMPLE, "--tenant", "new", "--create-tenant")
+    assert output == "Imported 1 toolbox(es), 2 server(s) into tenant 'new'.\n"
+
+
+def test_a_filter_naming_a_tool_the_server_does_not_offer_is_warned_about(tenant):
+    """As check_config reports it, from the server's last connect; a server never
+    connected is named, with the command that compares."""
+    errors = StringIO()
+    import_data(SPEC_EXAMPLE, "--tenant", "acme", stderr=errors)
+    assert errors.getvalue() == (
+        "Not checked yet, so their tool filters are not compared with the tools they offer: "
+        "dev/search. Run: manage.py check_config --tenant acme\n"
+    )
+    Server.objects.filter(name="search").update(
+        last_check_ok=True, last_check_tools=[{"name": "find"}, {"name": "fetch"}]
+    )
+    changed = json.loads(json.dumps(SPEC_EXAMPLE))
+    changed["toolboxes"]["dev"]["mcpServers"]["search"]["toolFilters"] = ["search", "find", "x"]
+    errors = StringIO()
+    import_data(changed, "--tenant", "acme", stderr=errors)
+    assert errors.getvalue() == (
+        "Warning: server acme/dev/search: The filter names tools the server does not offer: "
+        "search, x.\n"
+    )
+    errors = StringIO()
+    desktop = {"mcpServers": {"search": {"url": "https://example.org/mcp"}}}
+    import_data(desktop, "--tenant", "acme", "--toolbox", "dev", stderr=errors)
+    assert errors.getvalue() == ""  # no filter: all of its tools
 
 
 def test_update_by_name_keeps_unlisted_servers_after_the_listed(tenant):
@@ -223,7 +271,7 @@ def test_desktop_file_into_a_toolbox(tenant):
         "globalShortcut": "Ctrl+Space",
     }
     output = import_data(desktop, "--tenant", "acme", "--toolbox", "desk")
-    assert output == "Imported 3 server(s) into toolbox 'desk' into tenant 'acme'.\n"
+    assert output == "Imported 3 server(s) into toolbox 'desk' of tenant 'acme'.\n"
     servers = export()["toolboxes"]["desk"]["mcpServers"]
     assert servers["time"] == {
         "command": "uvx",

@@ -20,11 +20,11 @@ class Command(BaseCommand):
         try:
             tenant.full_clean()
         except ValidationError as exc:
-            raise CommandError(_first_error(exc)) from None
+            raise CommandError(first_error(exc)) from None
         tenant.save()
         self.stdout.write(f"Created tenant '{tenant.slug}'.")
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
     field, messages = next(iter(exc.message_dict.items()))
     return f"{field}: {messages[0]}"

@@ -7,9 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from toolboxes import server_status
 from toolboxes.config_file import dumps, export_all, export_desktop, export_tenant
 from toolboxes.management.commands.create_api_key import find_tenant
-from toolboxes.models import Tenant, Toolbox
+from toolboxes.models import Server, Tenant, Toolbox
 
 FORMATS = ("workbench", "desktop")
 
@@ -37,6 +38,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         data = self._data(options)
+        if options["format"] == "workbench":
+            for line in server_status.filter_warnings(self._exported(options)):
+                self.stderr.write(line)
         text = dumps(data)
         if options["output"]:
             write_owner_only(Path(options["output"]), text)
@@ -77,6 +81,15 @@ class Command(BaseCommand):
         for note in notes:
             self.stderr.write(note)
         return data
+
+    def _exported(self, options: dict[str, Any]) -> list[Server]:
+        """The servers the export holds (the checks above passed), in the file's order."""
+        servers = Server.objects.select_related("toolbox__tenant")
+        if not options["all"]:
+            servers = servers.filter(toolbox__tenant__slug=options["tenant"])
+        if options["toolbox"] is not None:
+            servers = servers.filter(toolbox__name=options["toolbox"])
+        return list(servers.order_by("toolbox__tenant__slug", "toolbox__name", "position", "pk"))
 
 
 def _names(tenant: Tenant) -> str:

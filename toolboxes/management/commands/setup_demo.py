@@ -1,5 +1,9 @@
 """Create (idempotently) the demo tenant, toolbox, API key and admin login for `make run`.
 
+The admin is an operator and also an admin of the demo tenant: signing a client in with
+OAuth (the README's "Connect from Claude.ai or ChatGPT") picks a tenant the user administers,
+and an operator who is a member of none could not finish it.
+
 The demo key and admin password exist in plain text only in `.demo-credentials.json`
 (mode 0600, git-ignored) so that repeated runs print the same working credentials.
 """
@@ -17,11 +21,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from accounts.members import add_member
+from accounts.roles import ADMIN
 from toolboxes.catalog.entries import load_default_catalog
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
 CREDENTIALS_FILE = "demo-credentials.json"
 DEMO_SLUG = "demo"
+ADMIN_USERNAME = "admin"
 DEMO_DATA_DIR = "/var/tmp/workbench-demo"
 GIT_READ_ONLY_TOOLS = ["git_status", "git_log", "git_diff", "git_show", "git_branch"]
 
@@ -52,7 +59,8 @@ class Command(BaseCommand):
             tenant = self._demo_tenant(self._demo_repository(Path(options["data_dir"])))
             api_key = self._demo_key(tenant, saved.get("api_key", ""))
             password = self._admin_password(saved.get("admin_password", ""))
-        saved.update(api_key=api_key, admin_username="admin", admin_password=password)
+            add_member(tenant, ADMIN_USERNAME, ADMIN)  # the OAuth sign-in's tenant
+        saved.update(api_key=api_key, admin_username=ADMIN_USERNAME, admin_password=password)
         path.write_text(json.dumps(saved, indent=2) + "\n")
         os.chmod(path, 0o600)
         self._print(api_key, password, options["host"], options["port"])
@@ -119,10 +127,10 @@ class Command(BaseCommand):
 
     def _admin_password(self, saved_password: str) -> str:
         user_model = get_user_model()
-        user = user_model.objects.filter(username="admin").first()
+        user = user_model.objects.filter(username=ADMIN_USERNAME).first()
         if user is None:
             password = secrets.token_urlsafe(12)
-            user_model.objects.create_superuser("admin", "", password)
+            user_model.objects.create_superuser(ADMIN_USERNAME, "", password)
             return password
         if saved_password and user.check_password(saved_password):
             return saved_password
