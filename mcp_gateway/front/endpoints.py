@@ -7,10 +7,8 @@ from __future__ import annotations
 
 MCP_PATH = "/mcp"
 TENANT_PREFIX = "/mcp/t/"
-NOT_FOUND = {
-    "error": "not_found",
-    "message": "There is no MCP endpoint at this path for this credential.",
-}
+NOT_FOUND = "not_found"
+NOT_FOUND_MESSAGE = "There is no MCP endpoint at this path for this credential."
 
 
 def is_gateway_path(path: str) -> bool:
