@@ -241,24 +241,30 @@ class Load:
             await asyncio.wait(loops, timeout=HTTP_TIMEOUT)
 
 
-async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> None:
+async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Load:
     """Each tenant: `per_tenant` sessions, each opening the toolbox and calling once."""
     load = Load(base, keys, 1)
 
     async def one(slug: str) -> None:
         url = f"{base}/mcp/t/{slug}"
         headers = {"Authorization": f"Bearer {keys[slug]}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.call_tool("open_toolbox", {"toolbox": "dev"})
-            result = await session.call_tool("use_tool", ECHO)
-            load.ok += not result.is_error
+        try:
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await session.call_tool("open_toolbox", {"toolbox": "dev"})
+                result = await session.call_tool("use_tool", ECHO)
+                load.ok += not result.is_error
+                load.failed += result.is_error
+        except Exception as exc:  # counted and shown, not fatal to the measurement
+            load.failed += 1
+            load.failures.append(f"{slug}: {type(exc).__name__}: {exc}"[:200])
 
     await asyncio.gather(*(one(slug) for slug in keys for _ in range(per_tenant)))
+    return load
 
 
 def placement(replicas: Replicas, keys: dict[str, str]) -> tuple[int, int]:
@@ -393,9 +399,19 @@ def main() -> None:
             for round_robin in (False,) if options.quick else (True, False):
                 replicas.start_all()
                 with haproxy(workdir, replicas.ports, round_robin=round_robin) as (base, sock):
-                    asyncio.run(sessions_once(base, keys, per_tenant))
+                    opened = asyncio.run(sessions_once(base, keys, per_tenant))
                     total, placed = placement(replicas, keys)
                     mode = "round-robin" if round_robin else "per-tenant hash"
+                    rows.append(
+                        Row(
+                            SECTION,
+                            f"{mode}: sessions ok / failed",
+                            f"{opened.ok} / {opened.failed}",
+                        )
+                    )
+                    rows += [
+                        Row(SECTION, f"{mode}: a failed session", f) for f in opened.failures[:3]
+                    ]
                     rows.append(Row(SECTION, f"{mode}: downstream servers in all", str(total)))
                     rows.append(
                         Row(SECTION, f"{mode}: tenants on one replica", f"{placed}/{tenants}")
