@@ -72,6 +72,18 @@ for slug in {slugs!r}:
 ECHO = {"tool": {"toolbox": "dev", "server": "fixture", "name": "echo"}, "arguments": {}}
 
 
+def leaf(exc: BaseException) -> BaseException:
+    """The exception inside the client's task groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def described(slug: str, exc: BaseException) -> str:
+    inner = leaf(exc)
+    return f"{slug}: {type(inner).__name__}: {inner}"[:200]
+
+
 def marker(slug: str) -> str:
     return f"wb-replica-{slug}:"
 
@@ -225,7 +237,7 @@ class Load:
             except Exception as exc:  # a lost call: counted, and a new session
                 if self.running:
                     self.failed += 1
-                    self.failures.append(f"{slug}: {type(exc).__name__}: {exc}"[:200])
+                    self.failures.append(described(slug, exc))
 
     async def run_while(self, action: Coroutine[Any, Any, None]) -> None:
         """Call until `action` (the fault) is done."""
@@ -261,7 +273,7 @@ async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Loa
                 load.failed += result.is_error
         except Exception as exc:  # counted and shown, not fatal to the measurement
             load.failed += 1
-            load.failures.append(f"{slug}: {type(exc).__name__}: {exc}"[:200])
+            load.failures.append(described(slug, exc))
 
     await asyncio.gather(*(one(slug) for slug in keys for _ in range(per_tenant)))
     return load

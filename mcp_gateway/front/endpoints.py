@@ -11,6 +11,12 @@ NOT_FOUND = "not_found"
 NOT_FOUND_MESSAGE = "There is no MCP endpoint at this path for this credential."
 
 
+def tenant_endpoint(mcp_url: str, slug: str) -> str:
+    """A tenant's own endpoint, given the gateway's (`https://mcp.example.com/mcp`): what a
+    key's page and snippets hand out, so that a load balancer can place the tenant."""
+    return f"{mcp_url.rstrip('/')}/t/{slug}"
+
+
 def is_gateway_path(path: str) -> bool:
     return path in (MCP_PATH, MCP_PATH + "/") or path.startswith(TENANT_PREFIX)
 
