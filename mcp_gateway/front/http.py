@@ -55,6 +55,7 @@ from mcp_gateway.metatools.ratelimit import InFlight, Limit, RateLimiter, bucket
 from mcp_gateway.observe import metrics
 from mcp_gateway.observe.calllog import CallLog
 from mcp_gateway.observe.client_names import ClientNames
+from mcp_gateway.observe.logfilter import DropMessages
 from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
@@ -268,15 +269,6 @@ async def store_unavailable(send: Send, exc: StoreUnavailable) -> None:
     await refusal(send, 503, "store_unavailable", str(exc), retry, incident=exc.incident)
 
 
-class _DropLines(logging.Filter):
-    def __init__(self, messages: frozenset[str]) -> None:
-        super().__init__()
-        self.messages = messages
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg not in self.messages
-
-
 SDK_MANAGER_LOGGER = logging.getLogger("mcp.server.streamable_http_manager")
 SDK_MANAGER_LIFECYCLE = frozenset(
     {"StreamableHTTP session manager started", "StreamableHTTP session manager shutting down"}
@@ -287,7 +279,7 @@ SDK_MANAGER_LIFECYCLE = frozenset(
 async def _unannounced(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
     """Run the gateway's second SDK manager without its start and stop lines: the SDK logs
     them for each manager, and one gateway starting is one event (the first manager's)."""
-    quiet = _DropLines(SDK_MANAGER_LIFECYCLE)
+    quiet = DropMessages(SDK_MANAGER_LIFECYCLE)
     SDK_MANAGER_LOGGER.addFilter(quiet)
     try:
         async with manager.run():
