@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +202,22 @@ def all_up(sock: Path, count: int) -> bool:
     return False
 
 
+@asynccontextmanager
+async def tenant_session(base: str, slug: str, key: str) -> AsyncIterator[ClientSession]:
+    """A client session at the tenant's own endpoint, through the balancer, toolbox open."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
+        streamable_http_client(f"{base}/mcp/t/{slug}", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        opened = await session.call_tool("open_toolbox", {"toolbox": "dev"})
+        if opened.is_error:
+            raise RuntimeError(f"open: {opened.content}")
+        yield session
+
+
 @dataclass
 class Load:
     """Sessions of every tenant calling through the balancer until stopped; each failed
@@ -216,19 +232,9 @@ class Load:
     running: bool = True
 
     async def tenant_loop(self, slug: str) -> None:
-        url = f"{self.base}/mcp/t/{slug}"
-        headers = {"Authorization": f"Bearer {self.keys[slug]}"}
         while self.running:
             try:
-                async with (
-                    httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
-                    streamable_http_client(url, http_client=http) as (read, write),
-                    ClientSession(read, write) as session,
-                ):
-                    await session.initialize()
-                    opened = await session.call_tool("open_toolbox", {"toolbox": "dev"})
-                    if opened.is_error:
-                        raise RuntimeError(f"open: {opened.content}")
+                async with tenant_session(self.base, slug, self.keys[slug]) as session:
                     while self.running:
                         result = await session.call_tool("use_tool", ECHO)
                         if result.is_error:
@@ -258,16 +264,8 @@ async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Loa
     load = Load(base, keys, 1)
 
     async def one(slug: str) -> None:
-        url = f"{base}/mcp/t/{slug}"
-        headers = {"Authorization": f"Bearer {keys[slug]}"}
         try:
-            async with (
-                httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
-                streamable_http_client(url, http_client=http) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                await session.call_tool("open_toolbox", {"toolbox": "dev"})
+            async with tenant_session(base, slug, keys[slug]) as session:
                 result = await session.call_tool("use_tool", ECHO)
                 load.ok += not result.is_error
                 load.failed += result.is_error

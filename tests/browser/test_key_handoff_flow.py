@@ -57,16 +57,7 @@ def test_create_copy_reload_and_use_a_key(
 ):
     base = live_gateway.url.removesuffix("/mcp")
 
-    def new_context():
-        context = chromium.browser.new_context(
-            base_url=base,
-            viewport={"width": 1280, "height": 900},
-            permissions=["clipboard-read", "clipboard-write"],
-        )
-        context.set_default_timeout(15_000)
-        return context.new_page()
-
-    page = chromium.run(new_context)
+    page = chromium.new_page(base, clipboard=True)
 
     def clipboard_after(button: str) -> str:
         page.click(button)
