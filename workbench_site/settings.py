@@ -63,6 +63,8 @@ INSTALLED_APPS = [
     "toolboxes",
     "accounts",
     "calls",
+    "api",
+    "ninja",  # the management API's docs page, served from static files
 ]
 
 MIDDLEWARE = [

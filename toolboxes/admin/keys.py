@@ -16,7 +16,7 @@ from typing import Any
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -38,15 +38,24 @@ def public_url(request: HttpRequest) -> str:
     return settings.WORKBENCH_PUBLIC_URL or request.build_absolute_uri("/mcp")
 
 
-def hold_new_key(request: HttpRequest, api_key: ApiKey, full_key: str) -> None:
-    """Keep the new key for its hand-off page only (one at a time, encrypted)."""
-    request.session[NEW_KEY_SESSION] = {"id": api_key.pk, "key": crypto.encrypt(full_key)}
+def hold_new_key(request: HttpRequest, api_key: Model, full_key: str) -> None:
+    """Keep the new key (an MCP API key, or a member's API token) for its hand-off page
+    only (one at a time, encrypted)."""
+    request.session[NEW_KEY_SESSION] = {
+        "id": api_key.pk,
+        "model": api_key._meta.label,
+        "key": crypto.encrypt(full_key),
+    }
 
 
-def take_new_key(request: HttpRequest, api_key: ApiKey) -> str | None:
+def take_new_key(request: HttpRequest, api_key: Model) -> str | None:
     """The new key of `api_key`, once: taken out of the session as it is read."""
     held = request.session.get(NEW_KEY_SESSION)
-    if not isinstance(held, dict) or held.get("id") != api_key.pk:
+    if (
+        not isinstance(held, dict)
+        or held.get("id") != api_key.pk
+        or held.get("model") != api_key._meta.label
+    ):
         return None
     del request.session[NEW_KEY_SESSION]
     try:

@@ -1,0 +1,91 @@
+"""Who calls the API: a member's personal access token (`Authorization: Bearer wbp_...`).
+
+Every refusal is a 401 problem saying why; an MCP API key (`wb_...`) or an OAuth token for
+`/mcp` (`wbo_...`) is refused by name: those are for `/mcp` alone. `last_used_at` is
+written at most once a minute per token.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja.security import HttpBearer
+
+from accounts import api_tokens
+from accounts.models import ApiToken
+from accounts.oauth_callers import is_access_token
+from api.actor import Actor
+from api.problems import MISSING_TOKEN, Problem
+from toolboxes import keys
+
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+REFUSALS = {
+    "malformed_authorization": "The Authorization header must be 'Bearer <api token>'.",
+    "mcp_credential": "This is a credential for /mcp (an MCP API key or an MCP OAuth token); "
+    "the management API takes a personal API token (wbp_...).",
+    "malformed_token": "The API token is not in the form wbp_<prefix>_<secret>.",
+    "invalid_token": "The API token is not valid.",
+    "revoked_token": "The API token has been revoked.",
+    "expired_token": "The API token has expired.",
+    "inactive_user": "The API token's owner is not active.",
+}
+
+
+def refused(reason: str) -> Problem:
+    return Problem(
+        401,
+        REFUSALS[reason],
+        headers={"WWW-Authenticate": f'Bearer error="invalid_token", error_reason="{reason}"'},
+    )
+
+
+def token_from(request: HttpRequest) -> str:
+    authorization = request.headers.get("Authorization", "").strip()
+    if not authorization:
+        if request.headers.get("X-API-Key", "").strip():
+            raise refused("mcp_credential")
+        raise Problem(401, MISSING_TOKEN, headers={"WWW-Authenticate": "Bearer"})
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise refused("malformed_authorization")
+    return value.strip()
+
+
+def actor_for(token: str) -> Actor:
+    if keys.parse_prefix(token) is not None or is_access_token(token):
+        raise refused("mcp_credential")
+    prefix = api_tokens.parse_prefix(token)
+    if prefix is None:
+        raise refused("malformed_token")
+    record = ApiToken.objects.select_related("user", "tenant").filter(prefix=prefix).first()
+    if record is None or not api_tokens.hashes_match(token, record.token_hash):
+        raise refused("invalid_token")
+    # Past this point the caller holds the real token: saying why it fails leaks nothing.
+    if record.revoked_at is not None:
+        raise refused("revoked_token")
+    now = timezone.now()
+    if record.expires_at <= now:
+        raise refused("expired_token")
+    if not record.user.is_active:
+        raise refused("inactive_user")
+    if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=record.pk).update(last_used_at=now)
+    return Actor(record)
+
+
+class TokenAuth(HttpBearer):
+    """The API's one security scheme (named in the OpenAPI document)."""
+
+    openapi_description = (
+        "A personal API token (wbp_...), made in the admin or by create_api_token."
+    )
+
+    def __call__(self, request: HttpRequest) -> Actor:
+        actor = actor_for(token_from(request))
+        request.user = actor.user  # roles and history act as the token's owner
+        return actor
+
+    def authenticate(self, request: HttpRequest, token: str) -> Actor:  # pragma: no cover
+        return actor_for(token)
