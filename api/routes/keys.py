@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Status
 
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, record
@@ -31,7 +31,7 @@ def list_keys(request: HttpRequest, slug: str) -> list[KeyOut]:
 
 
 @router.post(BASE, response={201: KeyCreated, **ERRORS})
-def create_key(request: HttpRequest, slug: str, payload: KeyIn) -> tuple[int, KeyCreated]:
+def create_key(request: HttpRequest, slug: str, payload: KeyIn) -> Status[KeyCreated]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
     toolboxes = list(tenant.toolboxes.filter(name__in=payload.toolboxes))
@@ -49,7 +49,7 @@ def create_key(request: HttpRequest, slug: str, payload: KeyIn) -> tuple[int, Ke
         )
         record(actor, key, ADDITION)
     response = KeyCreated(**KeyOut.of(key).model_dump(), key=full_key)
-    return 201, response
+    return Status(201, response)
 
 
 @router.get(BASE + "/{prefix}", response={200: KeyOut, **ERRORS})

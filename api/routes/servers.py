@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Max
 from django.http import HttpRequest, HttpResponse
-from ninja import Router
+from ninja import Router, Status
 
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, DELETION, record
@@ -80,7 +80,7 @@ def list_servers(request: HttpRequest, slug: str, name: str) -> list[ServerOut]:
 @router.post(BASE, response={201: ServerOut, **ERRORS})
 def create_server(
     request: HttpRequest, slug: str, name: str, payload: ServerIn
-) -> tuple[int, ServerOut]:
+) -> Status[ServerOut]:
     actor = actor_of(request)
     toolbox = toolbox_of(actor.tenant(slug, change=True), name)
     last = toolbox.servers.aggregate(last=Max("position"))["last"]
@@ -89,7 +89,7 @@ def create_server(
     server.full_clean()
     server.save()
     record(actor, server, ADDITION)
-    return 201, ServerOut.of(server)
+    return Status(201, ServerOut.of(server))
 
 
 @router.get(BASE + "/{server}", response={200: ServerOut, **ERRORS})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Status
 
 from accounts.roles import roles_of
 from api.actor import Actor
@@ -45,7 +45,7 @@ def list_tenants(request: HttpRequest) -> list[TenantOut]:
 
 
 @router.post("/tenants", response={201: TenantOut, **ERRORS, 409: ProblemOut})
-def create_tenant(request: HttpRequest, payload: TenantIn) -> tuple[int, TenantOut]:
+def create_tenant(request: HttpRequest, payload: TenantIn) -> Status[TenantOut]:
     actor = actor_of(request)
     actor.may_operate()
     if Tenant.objects.filter(slug=payload.slug).exists():
@@ -59,7 +59,7 @@ def create_tenant(request: HttpRequest, payload: TenantIn) -> tuple[int, TenantO
     tenant.full_clean()
     tenant.save()
     record(actor, tenant, ADDITION)
-    return 201, TenantOut.of(tenant)
+    return Status(201, TenantOut.of(tenant))
 
 
 @router.get("/tenants/{slug}", response={200: TenantOut, **ERRORS})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Router
+from ninja import Router, Status
 
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, DELETION, record
@@ -29,14 +29,14 @@ def list_toolboxes(request: HttpRequest, slug: str) -> list[ToolboxOut]:
 
 
 @router.post(BASE, response={201: ToolboxOut, **ERRORS})
-def create_toolbox(request: HttpRequest, slug: str, payload: ToolboxIn) -> tuple[int, ToolboxOut]:
+def create_toolbox(request: HttpRequest, slug: str, payload: ToolboxIn) -> Status[ToolboxOut]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
     toolbox = Toolbox(tenant=tenant, name=payload.name, description=payload.description)
     toolbox.full_clean()
     toolbox.save()
     record(actor, toolbox, ADDITION)
-    return 201, ToolboxOut.of(toolbox)
+    return Status(201, ToolboxOut.of(toolbox))
 
 
 @router.get(BASE + "/{name}", response={200: ToolboxOut, **ERRORS})
