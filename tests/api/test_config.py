@@ -1,0 +1,138 @@
+"""A tenant's whole configuration over the API: read (secrets as null), applied unchanged
+(nothing changes, and a dry run says so), one server changed (exactly that change), a
+stale If-Match (409, nothing lost), an invalid document (422 naming its JSON path)."""
+
+from __future__ import annotations
+
+import copy
+
+from django.contrib.admin.models import LogEntry
+
+from tests.api.conftest import SECRET, problem
+from toolboxes.config_file import export_tenant
+
+CONFIG = "/tenants/acme/config"
+NOTHING = {"applied": False, "created": [], "changed": [], "deleted": []}
+
+
+def test_get_answers_the_export_format_without_secrets(api, acme):
+    response = api("acme_viewer")("GET", CONFIG)
+    document = response.json()
+    server = document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]
+    assert server["env"] == {"TOKEN": None} and server["command"] == "mcp-server-time"
+    remote = document["toolboxes"]["acme-tools"]["mcpServers"]["acme-remote"]
+    assert remote["headers"] == {"Authorization": None}
+    assert response["ETag"].startswith('"') and len(response["ETag"]) == 34
+
+
+def test_put_unchanged_changes_nothing_and_a_dry_run_says_so(api, acme):
+    client = api("acme_admin")
+    got = client("GET", CONFIG)
+    before = export_tenant(acme.tenant)
+    updated = acme.server.updated_at
+    for query in ("?dry_run=true", ""):
+        answer = client("PUT", CONFIG + query, got.json(), if_match=got["ETag"])
+        assert answer.status_code == 200, answer.content
+        plan = answer.json()
+        assert {key: plan[key] for key in NOTHING} == NOTHING
+        assert answer["ETag"] == got["ETag"] == f'"{plan["version"]}"'
+    assert export_tenant(acme.tenant) == before
+    acme.server.refresh_from_db()
+    assert acme.server.updated_at == updated and not LogEntry.objects.exists()
+
+
+def test_one_server_changed_is_exactly_that_change(api, acme, people):
+    client = api("acme_admin")
+    got = client("GET", CONFIG)
+    document = copy.deepcopy(got.json())
+    document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]["args"] = [
+        "--local-timezone=UTC"
+    ]
+    dry = client("PUT", CONFIG + "?dry_run=true", document, if_match=got["ETag"]).json()
+    expected = [{"name": "acme-tools/acme-time", "fields": ["args"]}]
+    assert (dry["applied"], dry["changed"], dry["created"], dry["deleted"]) == (
+        False,
+        expected,
+        [],
+        [],
+    )
+    acme.server.refresh_from_db()
+    assert acme.server.args == []
+    applied = client("PUT", CONFIG, document, if_match=got["ETag"])
+    assert applied.json()["applied"] is True and applied.json()["changed"] == expected
+    assert applied["ETag"] != got["ETag"] and applied["ETag"] == client("GET", CONFIG)["ETag"]
+    acme.server.refresh_from_db()
+    assert acme.server.args == ["--local-timezone=UTC"]
+    assert acme.server.env == {"TOKEN": SECRET}  # the null secret kept its stored value
+    entry = LogEntry.objects.get()
+    assert entry.user == people["acme_admin"] and entry.object_repr == str(acme.tenant)
+    assert entry.change_message.startswith("Applied a configuration: changed acme-tools/acme-time")
+
+
+def test_created_and_deleted(api, acme):
+    client = api("acme_admin")
+    document = client("GET", CONFIG).json()
+    servers = document["toolboxes"]["acme-tools"]["mcpServers"]
+    del servers["acme-remote"]
+    servers["git"] = {"command": "mcp-server-git", "env": {"GIT": "x"}}
+    document["toolboxes"]["ops"] = {"description": "Ops", "mcpServers": {}}
+    plan = client("PUT", CONFIG, document).json()
+    assert plan["created"] == ["ops", "acme-tools/git"]
+    assert plan["deleted"] == ["acme-tools/acme-remote"]
+
+
+def test_a_stale_if_match_is_409_and_nothing_is_lost(api, acme):
+    first, second = api("acme_admin"), api("operator")
+    seen = first("GET", CONFIG)
+    mine = copy.deepcopy(seen.json())
+    mine["toolboxes"]["acme-tools"]["description"] = "mine"
+    theirs = copy.deepcopy(seen.json())
+    theirs["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]["timeout"] = 9
+    assert second("PUT", CONFIG, theirs, if_match=seen["ETag"]).json()["applied"] is True
+    now = first("GET", CONFIG)["ETag"].strip('"')
+    stale = seen["ETag"].strip('"')
+    problem(
+        first("PUT", CONFIG, mine, if_match=seen["ETag"]),
+        409,
+        f"The configuration changed since version {stale} was read (now {now}): read it "
+        "again, then apply your change to it.",
+    )
+    acme.toolbox.refresh_from_db()
+    acme.server.refresh_from_db()
+    assert acme.toolbox.description == "tools" and acme.server.timeout == 9
+
+
+def test_invalid_documents_name_their_path(api, acme):
+    client = api("acme_admin")
+    document = client("GET", CONFIG).json()
+    document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]["args"] = [1]
+    body = problem(client("PUT", CONFIG, document), 422, "The configuration is not valid.")
+    assert body["errors"] == [
+        {
+            "field": "toolboxes.acme-tools.mcpServers.acme-time.args[0]",
+            "message": "must be a string",
+        }
+    ]
+    document = client("GET", CONFIG).json()
+    document["toolboxes"]["acme-tools"]["mcpServers"]["new"] = {"command": "x", "env": {"K": None}}
+    body = problem(client("PUT", CONFIG, document), 422, "The configuration is not valid.")
+    assert body["errors"] == [
+        {
+            "field": "toolboxes.acme-tools.mcpServers.new.env.K",
+            "message": "has no stored value to keep",
+        }
+    ]
+    assert export_tenant(acme.tenant)["toolboxes"]["acme-tools"]["mcpServers"].keys() == {
+        "acme-time",
+        "acme-remote",
+    }
+
+
+def test_viewers_and_other_tenants_may_not_put(api, acme):
+    document = api("acme_admin")("GET", CONFIG).json()
+    problem(
+        api("acme_viewer")("PUT", CONFIG, document),
+        403,
+        "Your role in tenant 'acme' is viewer: only its admins may change it.",
+    )
+    problem(api("globex_admin")("PUT", CONFIG, document), 404, "No tenant 'acme'.")
