@@ -4,13 +4,29 @@ a problem (RFC 9457)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ninja import NinjaAPI
 
 from api import problems
 from api.auth import TokenAuth
 from api.routes import calls, config, keys, servers, tenants, toolboxes
 
-api = NinjaAPI(
+
+class ManagementApi(NinjaAPI):
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        """The document, its errors described as what they are: problem details."""
+        document = super().get_openapi_schema(*args, **kwargs)
+        for operations in document["paths"].values():
+            for operation in operations.values():
+                for status, answer in operation.get("responses", {}).items():
+                    content = answer.get("content", {})
+                    if str(status).startswith(("4", "5")) and "application/json" in content:
+                        content[problems.CONTENT_TYPE] = content.pop("application/json")
+        return document
+
+
+api = ManagementApi(
     title="Workbench management API",
     version="1",
     description="Everything the admin does, over HTTP: tenants, toolboxes, servers, tool "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
-from ninja import Body, Router, Schema
+from ninja import Body, Header, Router, Schema
 from pydantic import Field
 
 from api import config_document
@@ -44,11 +44,10 @@ def _etag(value: str) -> str:
     return f'"{value}"'
 
 
-def _if_match(request: HttpRequest) -> str | None:
-    value = request.headers.get("If-Match")
-    if value is None or value.strip() == "*":
+def _version_in(if_match: str | None) -> str | None:
+    if if_match is None or if_match.strip() == "*":
         return None
-    return value.strip().removeprefix("W/").strip('"')
+    return if_match.strip().removeprefix("W/").strip('"')
 
 
 def config_problem(exc: ConfigError) -> Problem:
@@ -82,10 +81,13 @@ def put_config(
     slug: str,
     document: Body[dict[str, Any]],
     dry_run: bool = False,
+    if_match: str | None = Header(
+        None, alias="If-Match", description="The version (ETag) the change was made on."
+    ),
 ) -> JsonResponse:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
-    given = _if_match(request)
+    given = _version_in(if_match)
     try:
         loads(request.body.decode("utf-8", errors="replace"))  # duplicate keys refused
         plan, version = config_document.apply(tenant, document, if_match=given, dry_run=dry_run)
