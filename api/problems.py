@@ -8,6 +8,7 @@ JSON path and message of the configuration file's own checks.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -122,7 +123,7 @@ def install(api: NinjaAPI) -> None:
         return response(Problem(401, MISSING_TOKEN, headers={"WWW-Authenticate": "Bearer"}))
 
     def on_throttled(request: HttpRequest, exc: Any) -> HttpResponse:  # Throttled
-        wait = max(int(exc.wait or 1), 1)
+        wait = max(math.ceil(exc.wait or 1), 1)  # as django-ninja's own Retry-After
         return response(
             Problem(
                 429,

@@ -10,7 +10,19 @@ from ninja import NinjaAPI
 
 from api import problems
 from api.auth import TokenAuth
-from api.routes import calls, config, keys, servers, tenants, toolboxes
+from api.routes import (
+    calls,
+    catalog,
+    checks,
+    config,
+    keys,
+    members,
+    pins,
+    servers,
+    tenants,
+    toolboxes,
+)
+from api.throttle import TokenRateThrottle
 
 
 class ManagementApi(NinjaAPI):
@@ -33,8 +45,9 @@ api = ManagementApi(
     "filters, API keys, the call log, and a tenant's whole configuration as one document. "
     "Errors are RFC 9457 problem details.",
     auth=TokenAuth(),
+    throttle=TokenRateThrottle(),
     urls_namespace="api-v1",
 )
 problems.install(api)
-for module in (tenants, toolboxes, servers, keys, calls, config):
+for module in (tenants, toolboxes, servers, checks, pins, keys, members, catalog, calls, config):
     api.add_router("", module.router)

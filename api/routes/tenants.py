@@ -13,7 +13,14 @@ from api.schemas import TenantIn, TenantOut, TenantPatch, TokenOut, WhoAmI
 from toolboxes.models import Tenant
 
 router = Router(tags=["tenants"])
-ERRORS = {400: ProblemOut, 401: ProblemOut, 403: ProblemOut, 404: ProblemOut, 422: ProblemOut}
+ERRORS = {
+    400: ProblemOut,
+    401: ProblemOut,
+    403: ProblemOut,
+    404: ProblemOut,
+    422: ProblemOut,
+    429: ProblemOut,
+}
 
 
 def actor_of(request: HttpRequest) -> Actor:

@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
 from tests.api.conftest import PLANTED
 
 DOCUMENT = "/api/v1/openapi.json"
-EXAMPLES = 8  # per operation and role: the whole run stays within ~10 s on one core
+EXAMPLES = 5  # per operation and role: the whole run stays within ~15 s on one core
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
