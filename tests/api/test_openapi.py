@@ -5,7 +5,9 @@ any answer."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import schemathesis
@@ -88,3 +90,18 @@ def test_the_api_keeps_its_document(case, who, tokens, keep_test_connection):
     case.validate_response(response, checks=CHECKS)
     for secret in PLANTED:
         assert secret not in response.text
+
+
+def test_the_readmes_recipes_name_operations_of_the_document(db):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Automate with the API", 1)[1].split("\n## ", 1)[0]
+    templates = [
+        re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path.removeprefix("/api/v1")) + "$")
+        for path in Client().get(DOCUMENT).json()["paths"]
+    ]
+    used = {
+        re.sub(r"\$\w+|<\w+>", "x", path) for path in re.findall(r'\$API(/[^\s"?\\]*)', section)
+    }
+    assert len(used) >= 6
+    for path in used:
+        assert any(template.match(path) for template in templates), path
