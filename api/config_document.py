@@ -2,8 +2,11 @@
 for the API: answered with its secrets left out, applied all or nothing with the secrets
 it leaves out kept, its version, and the plan of what applying it changes.
 
-Secret values (env and header values, secret catalog parameters) are answered as `null`;
-a `null` in a document applied keeps the stored value of that name. The version is a keyed
+Secret values (env and header values, secret catalog parameters) are answered as `null`,
+and so, to others than operators, is how a raw server runs (its command, arguments, URL,
+...: tenant admins make servers from the catalog); a `null` in a document applied keeps
+the stored value, and a tenant admin's document that makes or changes a raw server's way
+of running is refused. The version is a keyed
 digest of the whole stored document (secrets included, so that changing only a secret
 moves it), never a digest anyone could test a guessed secret against.
 """
@@ -23,6 +26,9 @@ from toolboxes.config_file import ConfigError, export_tenant, import_tenant
 from toolboxes.models import Server, Tenant
 
 SECRET_MAPS = ("env", "headers")
+# How a raw server runs: shown to operators only, null for others (kept when applied).
+RAW_KEYS = ("command", "args", "cwd", "url", "mounts", "network", "egressAllow", "limits")
+RAW_CHANGES = {*RAW_KEYS, *SECRET_MAPS, "type", "catalog"}
 NO_STORED_VALUE = "has no stored value to keep"
 
 
@@ -40,8 +46,9 @@ def _secret_parameters(tenant: Tenant) -> dict[tuple[str, str], set[str]]:
     }
 
 
-def redacted(tenant: Tenant, document: dict[str, Any]) -> dict[str, Any]:
-    """The document with every secret value replaced by null (names kept)."""
+def redacted(tenant: Tenant, document: dict[str, Any], *, operator: bool) -> dict[str, Any]:
+    """The document with every secret value replaced by null (names kept), and for others
+    than operators how each raw server runs too."""
     secret_parameters = _secret_parameters(tenant)
     result = json.loads(json.dumps(document))
     for toolbox_name, toolbox in result["toolboxes"].items():
@@ -49,6 +56,10 @@ def redacted(tenant: Tenant, document: dict[str, Any]) -> dict[str, Any]:
             for name in SECRET_MAPS:
                 if name in server:
                     server[name] = dict.fromkeys(server[name])
+            if not operator and "catalog" not in server:
+                for name in RAW_KEYS:
+                    if name in server:
+                        server[name] = None
             secret = secret_parameters.get((toolbox_name, server_name), set())
             for name in server.get("parameters", {}):
                 if name in secret:
@@ -56,8 +67,9 @@ def redacted(tenant: Tenant, document: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def with_kept_secrets(data: Any, stored: dict[str, Any]) -> Any:
-    """`data` with each null secret value replaced by the stored one of the same server."""
+def with_kept_values(data: Any, stored: dict[str, Any]) -> Any:
+    """`data` with each null secret value, and each null field of how a raw server runs,
+    replaced by the stored one of the same server."""
     if not isinstance(data, dict) or not isinstance(data.get("toolboxes"), dict):
         return data
     data = json.loads(json.dumps(data))
@@ -69,6 +81,12 @@ def with_kept_secrets(data: Any, stored: dict[str, Any]) -> Any:
             if not isinstance(server, dict):
                 continue
             old = stored["toolboxes"].get(toolbox_name, {}).get("mcpServers", {}).get(server_name)
+            where = f"toolboxes.{toolbox_name}.mcpServers.{server_name}"
+            for name in RAW_KEYS:
+                if name in server and server[name] is None:
+                    if name not in (old or {}):
+                        raise ConfigError(f"{where}.{name}: {NO_STORED_VALUE}")
+                    server[name] = old[name]
             for name in (*SECRET_MAPS, "parameters"):
                 values = server.get(name)
                 if not isinstance(values, dict):
@@ -78,8 +96,7 @@ def with_kept_secrets(data: Any, stored: dict[str, Any]) -> Any:
                         continue
                     kept = (old or {}).get(name, {}).get(key)
                     if kept is None:
-                        where = f"toolboxes.{toolbox_name}.mcpServers.{server_name}.{name}.{key}"
-                        raise ConfigError(f"{where}: {NO_STORED_VALUE}")
+                        raise ConfigError(f"{where}.{name}.{key}: {NO_STORED_VALUE}")
                     values[key] = kept
     return data
 
@@ -132,25 +149,54 @@ def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
     return plan
 
 
+def raw_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Servers whose way of running a change makes or alters outside the catalog: a raw
+    server created, or one (or a catalog one turned raw, or back) changed in how it runs."""
+    old, new = _servers(before), _servers(after)
+    found = []
+    for name, (_, server) in new.items():
+        previous = old.get(name, (0, None))[1]
+        raw = "catalog" not in server or (previous is not None and "catalog" not in previous)
+        if previous is None:
+            changed = raw
+        else:
+            changed = raw and any(server.get(key) != previous.get(key) for key in RAW_CHANGES)
+        if changed:
+            found.append(name)
+    return found
+
+
+class RawRefused(Exception):
+    def __init__(self, servers: list[str]) -> None:
+        super().__init__(", ".join(servers))
+        self.servers = servers
+
+
 class StaleVersion(Exception):
     def __init__(self, current: str) -> None:
         super().__init__(current)
         self.current = current
 
 
-def apply(tenant: Tenant, data: Any, *, if_match: str | None, dry_run: bool) -> tuple[Plan, str]:
+def apply(
+    tenant: Tenant, data: Any, *, if_match: str | None, dry_run: bool, operator: bool
+) -> tuple[Plan, str]:
     """Apply `data` as the tenant's whole configuration (all or nothing); with `dry_run`,
     or when nothing would change, nothing is written. Returns the plan and the version
-    after. Raises ConfigError (invalid document) or StaleVersion (If-Match not current)."""
+    after. Raises ConfigError (invalid document), StaleVersion (If-Match not current) or,
+    for others than operators, RawRefused (a raw server made or changed in how it runs)."""
     with transaction.atomic():
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # one writer at a time
         before = export_tenant(tenant)
         current = version(before)
         if if_match is not None and if_match != current:
             raise StaleVersion(current)
-        import_tenant(tenant, with_kept_secrets(data, before), replace=True)
+        import_tenant(tenant, with_kept_values(data, before), replace=True)
         after = export_tenant(tenant)
         plan = plan_of(before, after)
+        refused = [] if operator else raw_changes(before, after)
+        if refused:
+            raise RawRefused(refused)  # leaving the atomic block undoes the import
         if dry_run or plan.empty:
             transaction.set_rollback(True)
             return plan, current

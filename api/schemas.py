@@ -17,6 +17,7 @@ from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
 TransportName = Literal["stdio", "streamable-http", "sse"]
 PinningName = Literal["trust-first", "approve-all", "off"]
+OPERATORS_SEE = "How a raw server runs: null unless the token's owner is an operator."
 KEEP_SECRET = (
     "Write-only values. The map given replaces the stored one; a name given with null "
     "keeps its stored value; omitted altogether, the stored map stays."
@@ -84,10 +85,10 @@ class ServerOut(Schema):
     toolbox: str
     position: int
     transport: str
-    command: str
-    args: list[Any]
-    cwd: str
-    url: str
+    command: str | None = Field(description=OPERATORS_SEE)
+    args: list[Any] | None = Field(description=OPERATORS_SEE)
+    cwd: str | None = Field(description=OPERATORS_SEE)
+    url: str | None = Field(description=OPERATORS_SEE)
     env_names: list[str] = Field(description="The names of its environment variables.")
     header_names: list[str] = Field(description="The names of its HTTP headers.")
     catalog: str | None
@@ -103,16 +104,17 @@ class ServerOut(Schema):
     last_check_reason: str
 
     @staticmethod
-    def of(server: Server) -> ServerOut:
+    def of(server: Server, operator: bool) -> ServerOut:
+        """As the caller may see it: how a raw server runs is for operators' eyes only."""
         return ServerOut(
             name=server.name,
             toolbox=server.toolbox.name,
             position=server.position,
             transport=server.transport,
-            command=server.command,
-            args=list(server.args or []),
-            cwd=server.cwd,
-            url=server.url,
+            command=server.command if operator else None,
+            args=list(server.args or []) if operator else None,
+            cwd=server.cwd if operator else None,
+            url=server.url if operator else None,
             env_names=sorted(server.env or {}),
             header_names=sorted(server.headers or {}),
             catalog=server.catalog_entry.name if server.catalog_entry_id else None,

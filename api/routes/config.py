@@ -21,6 +21,10 @@ from toolboxes.config_file import ConfigError, loads
 
 router = Router(tags=["configuration"])
 PATH = "/tenants/{slug}/config"
+RAW_REFUSED = (
+    "Only operators may make a raw server or change how one runs: {servers}. Tenant admins "
+    "make servers from the catalog."
+)
 STALE = (
     "The configuration changed since version {given} was read (now {current}): read it "
     "again, then apply your change to it."
@@ -63,9 +67,10 @@ def config_problem(exc: ConfigError) -> Problem:
     description="The export format of `export_config`, secret values as null.",
 )
 def get_config(request: HttpRequest, slug: str) -> JsonResponse:
-    tenant = actor_of(request).tenant(slug)
+    actor = actor_of(request)
+    tenant = actor.tenant(slug)
     document = config_document.export_tenant(tenant)
-    answer = JsonResponse(config_document.redacted(tenant, document))
+    answer = JsonResponse(config_document.redacted(tenant, document, operator=actor.operator))
     answer["ETag"] = _etag(config_document.version(document))
     return answer
 
@@ -90,9 +95,13 @@ def put_config(
     given = _version_in(if_match)
     try:
         loads(request.body.decode("utf-8", errors="replace"))  # duplicate keys refused
-        plan, version = config_document.apply(tenant, document, if_match=given, dry_run=dry_run)
+        plan, version = config_document.apply(
+            tenant, document, if_match=given, dry_run=dry_run, operator=actor.operator
+        )
     except ConfigError as exc:
         raise config_problem(exc) from None
+    except config_document.RawRefused as exc:
+        raise Problem(403, RAW_REFUSED.format(servers=", ".join(exc.servers))) from None
     except config_document.StaleVersion as exc:
         raise Problem(409, STALE.format(given=given, current=exc.current)) from None
     applied = not (dry_run or plan.empty)

@@ -9,9 +9,9 @@ from django.db.models import Max
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
 
-from api.actor import not_found
+from api.actor import Actor, not_found
 from api.history import ADDITION, CHANGE, DELETION, record
-from api.problems import invalid
+from api.problems import Problem, invalid
 from api.routes.tenants import ERRORS, actor_of
 from api.routes.toolboxes import BASE as TOOLBOXES
 from api.routes.toolboxes import toolbox_of
@@ -21,6 +21,29 @@ from toolboxes.models import CatalogEntry, Server, Toolbox
 router = Router(tags=["servers"])
 BASE = TOOLBOXES + "/{name}/servers"
 SECRET_MAPS = ("env", "headers")
+# How a raw server runs: set by operators only (tenant admins make servers from the
+# catalog, and never see these fields: toolboxes.admin.server_layout).
+RAW_FIELDS = ("transport", "command", "args", "env", "cwd", "url", "headers")
+CATALOG_REQUIRED = "This field is required."
+
+
+def may_set(actor: Actor, server: Server, given: dict[str, Any]) -> None:
+    """A tenant admin's server is made from the catalog: 403 for what only operators set."""
+    if actor.operator:
+        return
+    raw = [field for field in RAW_FIELDS if field in given]
+    if raw:
+        raise Problem(
+            403,
+            f"Only operators may set {', '.join(raw)}: tenant admins make servers from the "
+            "catalog.",
+        )
+    if server.pk is None and not given.get("catalog"):
+        raise invalid([{"field": "catalog", "message": CATALOG_REQUIRED}])
+    if server.pk is not None and server.catalog_entry_id is None and "catalog" in given:
+        raise Problem(
+            403, f"Server '{server.name}' is a raw server: only operators may change how it runs."
+        )
 
 
 def server_of(toolbox: Toolbox, server_name: str) -> Server:
@@ -43,10 +66,11 @@ def kept(given: dict[str, str | None], stored: dict[str, str], field: str) -> di
     return {name: stored[name] if value is None else value for name, value in given.items()}
 
 
-def apply(server: Server, payload: ServerFields) -> list[str]:
+def apply(actor: Actor, server: Server, payload: ServerFields) -> list[str]:
     """Set what the payload gives; the names of the fields it gave."""
     given: dict[str, Any] = payload.model_dump(exclude_unset=True)
     given.pop("name", None)
+    may_set(actor, server, given)
     if "catalog" in given:
         entry_name = given.pop("catalog")
         server.catalog_entry = None
@@ -72,9 +96,10 @@ def apply(server: Server, payload: ServerFields) -> list[str]:
 
 @router.get(BASE, response={200: list[ServerOut], **ERRORS})
 def list_servers(request: HttpRequest, slug: str, name: str) -> list[ServerOut]:
-    toolbox = toolbox_of(actor_of(request).tenant(slug), name)
+    actor = actor_of(request)
+    toolbox = toolbox_of(actor.tenant(slug), name)
     servers = toolbox.servers.select_related("catalog_entry", "toolbox").order_by("position", "pk")
-    return [ServerOut.of(server) for server in servers]
+    return [ServerOut.of(server, actor.operator) for server in servers]
 
 
 @router.post(BASE, response={201: ServerOut, **ERRORS})
@@ -85,16 +110,18 @@ def create_server(
     toolbox = toolbox_of(actor.tenant(slug, change=True), name)
     last = toolbox.servers.aggregate(last=Max("position"))["last"]
     server = Server(toolbox=toolbox, name=payload.name, position=0 if last is None else last + 1)
-    apply(server, payload)
+    apply(actor, server, payload)
     server.full_clean()
     server.save()
     record(actor, server, ADDITION)
-    return Status(201, ServerOut.of(server))
+    return Status(201, ServerOut.of(server, actor.operator))
 
 
 @router.get(BASE + "/{server}", response={200: ServerOut, **ERRORS})
 def get_server(request: HttpRequest, slug: str, name: str, server: str) -> ServerOut:
-    return ServerOut.of(server_of(toolbox_of(actor_of(request).tenant(slug), name), server))
+    actor = actor_of(request)
+    found = server_of(toolbox_of(actor.tenant(slug), name), server)
+    return ServerOut.of(found, actor.operator)
 
 
 @router.patch(BASE + "/{server}", response={200: ServerOut, **ERRORS})
@@ -103,14 +130,14 @@ def change_server(
 ) -> ServerOut:
     actor = actor_of(request)
     found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)
-    fields = apply(found, payload)
+    fields = apply(actor, found, payload)
     if payload.name is not None:
         found.name = payload.name
         fields.append("name")
     found.full_clean()
     found.save()
     record(actor, found, CHANGE, fields=fields)
-    return ServerOut.of(found)
+    return ServerOut.of(found, actor.operator)
 
 
 @router.put(BASE + "/{server}/tool-filters", response={200: ServerOut, **ERRORS})
@@ -123,7 +150,7 @@ def set_tool_filters(
     found.full_clean()
     found.save()
     record(actor, found, CHANGE, fields=["tool_filters"])
-    return ServerOut.of(found)
+    return ServerOut.of(found, actor.operator)
 
 
 @router.delete(BASE + "/{server}", response={204: None, **ERRORS})

@@ -10,19 +10,25 @@ from django.contrib.admin.models import LogEntry
 
 from tests.api.conftest import SECRET, problem
 from toolboxes.config_file import export_tenant
+from toolboxes.models import CatalogEntry
 
 CONFIG = "/tenants/acme/config"
 NOTHING = {"applied": False, "created": [], "changed": [], "deleted": []}
 
 
 def test_get_answers_the_export_format_without_secrets(api, acme):
-    response = api("acme_viewer")("GET", CONFIG)
+    response = api("operator")("GET", CONFIG)
     document = response.json()
     server = document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]
     assert server["env"] == {"TOKEN": None} and server["command"] == "mcp-server-time"
     remote = document["toolboxes"]["acme-tools"]["mcpServers"]["acme-remote"]
     assert remote["headers"] == {"Authorization": None}
     assert response["ETag"].startswith('"') and len(response["ETag"]) == 34
+    # How a raw server runs is for operators' eyes (tenant admins use the catalog).
+    members = api("acme_viewer")("GET", CONFIG)
+    server = members.json()["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]
+    assert (server["command"], server["args"], server["env"]) == (None, None, {"TOKEN": None})
+    assert members["ETag"] == response["ETag"]
 
 
 def test_put_unchanged_changes_nothing_and_a_dry_run_says_so(api, acme):
@@ -42,7 +48,7 @@ def test_put_unchanged_changes_nothing_and_a_dry_run_says_so(api, acme):
 
 
 def test_one_server_changed_is_exactly_that_change(api, acme, people):
-    client = api("acme_admin")
+    client = api("operator")
     got = client("GET", CONFIG)
     document = copy.deepcopy(got.json())
     document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]["args"] = [
@@ -65,12 +71,12 @@ def test_one_server_changed_is_exactly_that_change(api, acme, people):
     assert acme.server.args == ["--local-timezone=UTC"]
     assert acme.server.env == {"TOKEN": SECRET}  # the null secret kept its stored value
     entry = LogEntry.objects.get()
-    assert entry.user == people["acme_admin"] and entry.object_repr == str(acme.tenant)
+    assert entry.user == people["operator"] and entry.object_repr == str(acme.tenant)
     assert entry.change_message.startswith("Applied a configuration: changed acme-tools/acme-time")
 
 
 def test_created_and_deleted(api, acme):
-    client = api("acme_admin")
+    client = api("operator")
     document = client("GET", CONFIG).json()
     servers = document["toolboxes"]["acme-tools"]["mcpServers"]
     del servers["acme-remote"]
@@ -136,3 +142,36 @@ def test_viewers_and_other_tenants_may_not_put(api, acme):
         "Your role in tenant 'acme' is viewer: only its admins may change it.",
     )
     problem(api("globex_admin")("PUT", CONFIG, document), 404, "No tenant 'acme'.")
+
+
+def test_a_tenant_admins_document(api, acme):
+    """Applied unchanged (the nulls keep how raw servers run), a catalog server made and a
+    raw server's filters changed; a raw server made or changed in how it runs: 403."""
+    CatalogEntry.objects.create(name="time", command="mcp-server-time")
+    client = api("acme_admin")
+    got = client("GET", CONFIG)
+    unchanged = client("PUT", CONFIG, got.json(), if_match=got["ETag"]).json()
+    assert {key: unchanged[key] for key in NOTHING} == NOTHING
+    document = copy.deepcopy(got.json())
+    servers = document["toolboxes"]["acme-tools"]["mcpServers"]
+    servers["clock"] = {"catalog": "time"}
+    servers["acme-time"]["toolFilters"] = ["get_current_time"]
+    plan = client("PUT", CONFIG, document).json()
+    assert plan["created"] == ["acme-tools/clock"]
+    assert plan["changed"] == [{"name": "acme-tools/acme-time", "fields": ["toolFilters"]}]
+    before = export_tenant(acme.tenant)
+    for change in (
+        {"sh": {"command": "/bin/sh", "args": ["-c", "id"]}},
+        {"acme-time": {**servers["acme-time"], "args": ["--local-timezone=UTC"]}},
+        {"acme-time": {**servers["acme-time"], "env": {"TOKEN": None, "LD_PRELOAD": "x"}}},
+    ):
+        attempt = copy.deepcopy(client("GET", CONFIG).json())
+        attempt["toolboxes"]["acme-tools"]["mcpServers"].update(change)
+        [name] = change
+        problem(
+            client("PUT", CONFIG, attempt),
+            403,
+            f"Only operators may make a raw server or change how one runs: acme-tools/{name}. "
+            "Tenant admins make servers from the catalog.",
+        )
+    assert export_tenant(acme.tenant) == before

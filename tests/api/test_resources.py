@@ -8,7 +8,7 @@ import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 
 from tests.api.conftest import SECRET, problem
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from toolboxes.models import ApiKey, CatalogEntry, Server, Tenant, Toolbox
 
 VIEWER_WRITE = "Your role in tenant 'acme' is viewer: only its admins may change it."
 TOOLS = "/tenants/acme/toolboxes"
@@ -19,7 +19,7 @@ WRITES = [
     ("POST", TOOLS, {"name": "ops", "description": "Ops tools"}),
     ("PATCH", TOOLS + "/acme-tools", {"description": "changed"}),
     ("DELETE", TOOLS + "/acme-tools", None),
-    ("POST", SERVERS, {"name": "git", "command": "mcp-server-git"}),
+    ("POST", SERVERS, {"name": "git", "catalog": "time"}),
     ("PATCH", SERVERS + "/acme-time", {"timeout": 30}),
     ("PUT", SERVERS + "/acme-time/tool-filters", {"tool_filters": ["get_current_time"]}),
     ("DELETE", SERVERS + "/acme-time", None),
@@ -35,6 +35,12 @@ READS = [
     "/tenants/acme/calls",
     "/tenants/acme/config",
 ]
+
+
+@pytest.fixture(autouse=True)
+def catalog(db):
+    """An entry tenant admins make servers from."""
+    return CatalogEntry.objects.create(name="time", command="mcp-server-time")
 
 
 def last_entry() -> LogEntry:
@@ -113,7 +119,7 @@ def test_unknown_objects_are_404(api):
 
 
 def test_invalid_input_gives_the_admins_messages(api):
-    client = api("acme_admin")
+    client = api("operator")
     body = problem(
         client("POST", TOOLS, {"name": "acme-tools", "description": "again"}),
         422,
@@ -148,8 +154,34 @@ def test_invalid_input_gives_the_admins_messages(api):
     assert body["errors"] == [{"field": "catalog", "message": "No catalog entry 'nope'."}]
 
 
-def test_server_secrets_are_write_only(api, acme):
+def test_tenant_admins_make_servers_from_the_catalog_only(api, acme):
+    """As in the admin (TenantServerForm): how a raw server runs is for operators."""
     client = api("acme_admin")
+    problem(
+        client("POST", SERVERS, {"name": "sh", "command": "/bin/sh", "args": ["-c", "id"]}),
+        403,
+        "Only operators may set command, args: tenant admins make servers from the catalog.",
+    )
+    body = problem(client("POST", SERVERS, {"name": "x"}), 422, "1 invalid field.")
+    assert body["errors"] == [{"field": "catalog", "message": "This field is required."}]
+    problem(
+        client("PATCH", SERVERS + "/acme-remote", {"url": "https://evil.example/mcp"}),
+        403,
+        "Only operators may set url: tenant admins make servers from the catalog.",
+    )
+    problem(
+        client("PATCH", SERVERS + "/acme-time", {"catalog": "time"}),
+        403,
+        "Server 'acme-time' is a raw server: only operators may change how it runs.",
+    )
+    shown = client("GET", SERVERS + "/acme-time").json()
+    assert (shown["command"], shown["args"], shown["cwd"], shown["url"]) == (None,) * 4
+    assert api("operator")("GET", SERVERS + "/acme-time").json()["command"] == "mcp-server-time"
+    assert client("PATCH", SERVERS + "/acme-time", {"enabled": False}).status_code == 200
+
+
+def test_server_secrets_are_write_only(api, acme):
+    client = api("operator")
     shown = client("GET", SERVERS + "/acme-time").json()
     assert shown["env_names"] == ["TOKEN"] and "env" not in shown
     remote = client("GET", SERVERS + "/acme-remote").json()
