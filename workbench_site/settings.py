@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "accounts.middleware.OneTimePasswordMiddleware",
+    # The management API's 404 and 405 outside its views as problems (RFC 9457).
+    "api.middleware.ApiProblemsMiddleware",
     # Last, as django-axes asks: refuses a locked-out login before any view runs.
     "axes.middleware.AxesMiddleware",
 ]

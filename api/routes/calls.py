@@ -1,10 +1,12 @@
-"""A tenant's call log: newest first, filtered, a page at a time by cursor."""
+"""A tenant's call log (newest first, filtered, a page at a time by cursor) and its usage
+(`calls.usage`: a day or a week of use_tool calls, per tool and per server)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from datetime import datetime
+from typing import Any, Literal
 
 from django.db.models import Q
 from django.http import HttpRequest
@@ -15,6 +17,7 @@ from api.problems import invalid
 from api.routes.tenants import ERRORS, actor_of
 from api.schemas import CallOut, CallPage
 from calls.models import CallRecord
+from calls.usage import summary
 
 router = Router(tags=["call log"])
 MAX_PAGE = 200
@@ -67,4 +70,51 @@ def list_calls(request: HttpRequest, slug: str, filters: Query[CallFilters]) -> 
     return CallPage(
         items=[CallOut.model_validate(row, from_attributes=True) for row in page],
         next_cursor=encode(page[-1]) if more else None,
+    )
+
+
+class UsageLine(Schema):
+    name: str
+    calls: int
+    errors: int
+    p50_ms: float
+    p95_ms: float
+
+
+class UsageOut(Schema):
+    window: Literal["day", "week"]
+    calls: int
+    errors: int
+    error_rate: float
+    tools: list[UsageLine]
+    servers: list[UsageLine]
+    truncated: bool = Field(description="true: the window held more calls than were read.")
+
+
+class UsageQuery(Schema):
+    window: Literal["day", "week"] = "day"
+
+
+def _lines(lines: list[Any]) -> list[UsageLine]:
+    return [
+        UsageLine(
+            name=line.name, calls=line.calls, errors=line.errors, p50_ms=line.p50, p95_ms=line.p95
+        )
+        for line in lines
+    ]
+
+
+@router.get("/tenants/{slug}/usage", response={200: UsageOut, **ERRORS})
+def usage(request: HttpRequest, slug: str, query: Query[UsageQuery]) -> UsageOut:
+    """use_tool calls of the last day or week: error rate, p50/p95 per tool and server."""
+    tenant = actor_of(request).tenant(slug)
+    found = summary(CallRecord.objects.filter(tenant=tenant), query.window)
+    return UsageOut(
+        window=query.window,
+        calls=found["calls"],
+        errors=found["errors"],
+        error_rate=found["error_rate"],
+        tools=_lines(found["tools"]),
+        servers=_lines(found["servers"]),
+        truncated=found["truncated"],
     )

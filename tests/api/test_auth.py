@@ -123,3 +123,12 @@ def test_create_api_token_command(people, acme, capsys):
         CommandError, match=re.escape("--expires-in-days must be between 1 and 366.")
     ):
         call_command("create_api_token", "ada", "x", "--expires-in-days", "0")
+
+
+def test_no_route_and_a_method_not_taken_are_problems(api):
+    problem(api("acme_admin")("GET", "/nope"), 404, "There is no API operation at this path.")
+    response = api("acme_admin")("DELETE", "/me")
+    problem(response, 405, "This operation does not take DELETE; it takes GET.")
+    assert response["Allow"] == "GET"
+    response = api("acme_admin")("PUT", "/tenants")
+    problem(response, 405, "This operation does not take PUT; it takes GET, POST.")

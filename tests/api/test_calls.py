@@ -61,3 +61,18 @@ def test_a_cursor_not_ours_and_a_page_too_large(api, acme):
     body = problem(client("GET", "/tenants/acme/calls?limit=1000"), 422, "1 invalid field.")
     assert body["errors"][0]["field"] == "limit"
     problem(api("globex_admin")("GET", "/tenants/acme/calls"), 404, "No tenant 'acme'.")
+
+
+def test_usage(api, acme):
+    made = calls(acme.tenant, 12)
+    body = api("acme_viewer")("GET", "/tenants/acme/usage?window=week").json()
+    errors = sum(1 for row in made if row.outcome != "ok")
+    assert (body["window"], body["calls"], body["errors"]) == ("week", 12, errors)
+    assert {line["name"] for line in body["servers"]} == {
+        "acme-tools/acme-time",
+        "acme-tools/acme-remote",
+    }
+    body = problem(
+        api("acme_viewer")("GET", "/tenants/acme/usage?window=year"), 422, "1 invalid field."
+    )
+    assert body["errors"][0]["field"] == "window"
