@@ -133,7 +133,10 @@ def install(api: NinjaAPI) -> None:
         )
 
     def on_http(request: HttpRequest, exc: Any) -> HttpResponse:  # HttpError
-        return response(Problem(exc.status_code, str(exc.message)))
+        detail = str(exc.message)
+        if exc.status_code == 400 and detail.startswith("Cannot parse request body"):
+            detail = NOT_JSON  # django-ninja's own words, and in DEBUG the parser's
+        return response(Problem(exc.status_code, detail))
 
     api.add_exception_handler(Problem, on_problem)
     api.add_exception_handler(NinjaValidationError, on_invalid)
@@ -143,4 +146,5 @@ def install(api: NinjaAPI) -> None:
     api.add_exception_handler(HttpError, on_http)
 
 
+NOT_JSON = "The request body is not valid JSON."
 MISSING_TOKEN = "An API token is required: send 'Authorization: Bearer <api token>'."

@@ -132,3 +132,13 @@ def test_no_route_and_a_method_not_taken_are_problems(api):
     assert response["Allow"] == "GET"
     response = api("acme_admin")("PUT", "/tenants")
     problem(response, 405, "This operation does not take PUT; it takes GET, POST.")
+
+
+def test_a_body_that_is_not_json(tokens):
+    response = Client().post(
+        "/api/v1/tenants/acme/toolboxes",
+        data="{not json",
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {tokens['acme_admin']}"},
+    )
+    problem(response, 400, "The request body is not valid JSON.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
+from django.urls import reverse
 
 from tests.api.conftest import SECRET, problem
 from toolboxes.models import ApiKey, CatalogEntry, Server, Tenant, Toolbox
@@ -234,3 +235,10 @@ def test_deleting_a_toolbox_deletes_its_servers(api, acme):
     assert api("acme_admin")("DELETE", TOOLS + "/acme-tools").status_code == 204
     assert not Toolbox.objects.filter(pk=acme.toolbox.pk).exists()
     assert not Server.objects.filter(toolbox_id=acme.toolbox.pk).exists()
+
+
+def test_changes_show_in_the_objects_admin_history(api, acme, as_user):
+    api("acme_admin")("PATCH", SERVERS + "/acme-time", {"timeout": 30})
+    history = reverse("admin:toolboxes_server_history", args=[acme.server.pk])
+    page = as_user("acme_viewer").get(history).content.decode()
+    assert "Changed timeout (API token wbp_" in page and "ada" in page
