@@ -1,5 +1,9 @@
-"""A member's personal API token (for /api/v1) is never a credential at /mcp: the gateway
-refuses it by name, with the contract's 401 (a JSON body saying which, a Bearer challenge)."""
+"""The management API and the gateway together: a member's personal API token (for /api/v1)
+is never a credential at /mcp (refused by name, with the contract's 401: a JSON body saying
+which, a Bearer challenge); a configuration applied through the API reaches clients."""
+
+import sys
+import uuid
 
 import httpx2
 import pytest
@@ -8,7 +12,8 @@ from django.contrib.auth.models import User
 
 from accounts.models import ApiToken, Membership
 from mcp_gateway.front.auth import API_TOKEN_REFUSED
-from tests.harness.results import INITIALIZE_PARAMS, raw_rpc
+from tests.harness.paths import FIXTURE_SERVER
+from tests.harness.results import INITIALIZE_PARAMS, payload, raw_rpc, text_of, use
 
 pytestmark = pytest.mark.anyio
 
@@ -40,3 +45,43 @@ async def test_an_api_token_is_refused_at_mcp(live_gateway, amake_setup):
         "This is a management API token (for /api/v1): /mcp takes an API key or an OAuth "
         "access token."
     )
+
+
+def operator_token() -> str:
+    user = User.objects.create_superuser("olga")
+    return ApiToken.issue(user, name="gitops")[1]
+
+
+def config_with(marker: str) -> dict:
+    server = {"command": sys.executable, "args": [FIXTURE_SERVER, "--prefix", marker]}
+    return {"toolboxes": {"dev": {"description": "Dev tools", "mcpServers": {"fixture": server}}}}
+
+
+async def test_a_configuration_applied_through_the_api_reaches_clients(live_gateway, amake_setup):
+    """GitOps end to end: the live server's /api/v1 applies a document, its clients use it
+    at once; a second document applied on the version read changes the server."""
+    setup = await amake_setup()
+    token = await sync_to_async(operator_token)()
+    api = live_gateway.url.removesuffix("/mcp") + f"/api/v1/tenants/{setup.tenant.slug}/config"
+    first, second = uuid.uuid4().hex, uuid.uuid4().hex
+    async with httpx2.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {token}"}) as http:
+        applied = await http.put(api, json=config_with(first))
+        assert applied.status_code == 200 and applied.json()["created"] == ["dev", "dev/fixture"]
+        async with live_gateway.session(setup.key) as session:
+            payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+            echoed = await session.call_tool(
+                "use_tool", use("dev", "fixture", "echo", {"text": "1"})
+            )
+            assert text_of(echoed) == f"{first}1"
+            changed = await http.put(
+                api, json=config_with(second), headers={"If-Match": applied.headers["etag"]}
+            )
+            assert changed.json()["changed"] == [{"name": "dev/fixture", "fields": ["args"]}]
+            echoed = await session.call_tool(
+                "use_tool", use("dev", "fixture", "echo", {"text": "2"})
+            )
+            assert text_of(echoed) == f"{second}2"
+        stale = await http.put(
+            api, json=config_with(first), headers={"If-Match": applied.headers["etag"]}
+        )
+        assert stale.status_code == 409
