@@ -25,6 +25,7 @@ SECRET_MAPS = ("env", "headers")
 # catalog, and never see these fields: toolboxes.admin.server_layout).
 RAW_FIELDS = ("transport", "command", "args", "env", "cwd", "url", "headers")
 CATALOG_REQUIRED = "This field is required."
+NULLABLE = ("idle_timeout",)  # null: the gateway's default
 
 
 def may_set(actor: Actor, server: Server, given: dict[str, Any]) -> None:
@@ -89,7 +90,9 @@ def apply(actor: Actor, server: Server, payload: ServerFields) -> list[str]:
         server.parameters = kept(given["parameters"] or {}, stored, "parameters")
         server.secret_parameters = {}  # type: ignore[assignment]  # the model files the secret ones again (clean)
     for field, value in given.items():
-        if field not in (*SECRET_MAPS, "parameters", "catalog_entry") and value is not None:
+        if field in (*SECRET_MAPS, "parameters", "catalog_entry"):
+            continue
+        if value is not None or field in NULLABLE:
             setattr(server, field, value)
     return list(given)
 

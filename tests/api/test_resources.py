@@ -202,6 +202,19 @@ def test_server_secrets_are_write_only(api, acme):
     assert acme.server.env["TOKEN"] == SECRET and acme.server.timeout == 5
 
 
+def test_an_idle_timeout_set_and_unset(api, acme):
+    client = api("acme_admin")
+    assert (
+        client("PATCH", SERVERS + "/acme-time", {"idle_timeout": 30}).json()["idle_timeout"] == 30
+    )
+    assert (
+        client("PATCH", SERVERS + "/acme-time", {"idle_timeout": None}).json()["idle_timeout"]
+        is None
+    )
+    acme.server.refresh_from_db()
+    assert acme.server.idle_timeout is None
+
+
 def test_tool_filters(api, acme):
     client = api("acme_admin")
     response = client(
