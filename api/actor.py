@@ -1,5 +1,6 @@
-"""What a token's owner may see and change: the admin's scoping (`accounts.roles`), cut
-further by the token (one tenant, read-only).
+"""What a credential's member may see and change: the admin's scoping (`accounts.roles`),
+cut further by the credential: a personal API token (one tenant, read-only, if so made) or
+an OAuth sign-in for the API (the tenant chosen on the consent page).
 
 Another tenant's object answers 404, exactly as one that does not exist; a write the
 owner's role or the token does not allow answers 403.
@@ -11,14 +12,14 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from accounts.models import ApiToken
+from accounts.models import ApiToken, OAuthGrant
 from accounts.roles import can_manage, is_operator, role_in, tenant_ids
 from api.problems import Problem
 from toolboxes.models import Tenant
 
 READ_ONLY = "This API token is read-only."
 OPERATORS_ONLY = "Only operators may do this."
-NARROWED = "This API token is limited to tenant '{slug}'."
+NARROWED = "This credential is limited to tenant '{slug}'."
 
 
 def not_found(what: str, name: Any) -> Problem:
@@ -26,9 +27,39 @@ def not_found(what: str, name: Any) -> Problem:
 
 
 class Actor:
-    def __init__(self, token: ApiToken) -> None:
+    def __init__(
+        self, user: Any, *, token: ApiToken | None = None, grant: OAuthGrant | None = None
+    ) -> None:
+        self.user = user
         self.token = token
-        self.user = token.user
+        self.grant = grant
+
+    @property
+    def tenant_id(self) -> int | None:
+        """The one tenant the credential is narrowed to, if any."""
+        if self.grant is not None:
+            return self.grant.tenant_id
+        return self.token.tenant_id if self.token is not None else None
+
+    @property
+    def read_only(self) -> bool:
+        return self.token is not None and self.token.read_only
+
+    @property
+    def rate_key(self) -> str:
+        """What the rate limit counts: the token, or the sign-in (all its tokens)."""
+        return f"token-{self.token.prefix}" if self.token is not None else f"grant-{self.grant_pk}"
+
+    @property
+    def grant_pk(self) -> int:
+        return self.grant.pk if self.grant is not None else 0
+
+    @property
+    def label(self) -> str:
+        """How the admin's history names the credential."""
+        if self.token is not None:
+            return f"API token {self.token}"
+        return f"OAuth sign-in #{self.grant_pk}"
 
     @property
     def operator(self) -> bool:
@@ -39,8 +70,8 @@ class Actor:
         queryset = Tenant.objects.all()
         if not self.operator:
             queryset = queryset.filter(pk__in=tenant_ids(self.user))
-        if self.token.tenant_id is not None:
-            queryset = queryset.filter(pk=self.token.tenant_id)
+        if self.tenant_id is not None:
+            queryset = queryset.filter(pk=self.tenant_id)
         return queryset
 
     def tenant(self, slug: str, *, change: bool = False) -> Tenant:
@@ -53,7 +84,7 @@ class Actor:
         return tenant
 
     def may_write(self) -> None:
-        if self.token.read_only:
+        if self.read_only:
             raise Problem(403, READ_ONLY)
 
     def may_change(self, tenant: Tenant) -> None:
@@ -70,5 +101,6 @@ class Actor:
         self.may_write()
         if not self.operator:
             raise Problem(403, OPERATORS_ONLY)
-        if self.token.tenant_id is not None:
-            raise Problem(403, NARROWED.format(slug=self.token.tenant.slug))
+        if self.tenant_id is not None:
+            slug = Tenant.objects.filter(pk=self.tenant_id).values_list("slug", flat=True).first()
+            raise Problem(403, NARROWED.format(slug=slug))

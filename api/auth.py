@@ -1,8 +1,9 @@
-"""Who calls the API: a member's personal access token (`Authorization: Bearer wbp_...`).
+"""Who calls the API: a member's personal access token (`Authorization: Bearer wbp_...`),
+or an access token of a member's OAuth sign-in for the API (scope `api`, `wbo_...`).
 
-Every refusal is a 401 problem saying why; an MCP API key (`wb_...`) or an OAuth token for
-`/mcp` (`wbo_...`) is refused by name: those are for `/mcp` alone. `last_used_at` is
-written at most once a minute per token.
+Every refusal is a 401 problem saying why; an MCP API key (`wb_...`) or an OAuth token of a
+sign-in for `/mcp` is refused by name: those are for `/mcp` alone. A token's
+`last_used_at` is written at most once a minute.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from datetime import timedelta
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
+from oauth2_provider.models import get_access_token_model
 
 from accounts import api_tokens
-from accounts.models import ApiToken
-from accounts.oauth_callers import is_access_token
+from accounts.models import ApiToken, GrantScope
+from accounts.oauth_callers import is_access_token, token_checksum
 from api.actor import Actor
 from api.problems import MISSING_TOKEN, Problem
 from toolboxes import keys
@@ -30,6 +32,12 @@ REFUSALS = {
     "revoked_token": "The API token has been revoked.",
     "expired_token": "The API token has expired.",
     "inactive_user": "The API token's owner is not active.",
+    # An OAuth sign-in's access token (scope api).
+    "invalid_access_token": "The access token is not valid.",
+    "expired_access_token": "The access token has expired.",
+    "revoked_grant": "The sign-in this access token belongs to has been revoked.",
+    "inactive_member": "The signed-in user is not active.",
+    "not_a_member": "The signed-in user is no longer a member of the access token's tenant.",
 }
 
 
@@ -53,8 +61,31 @@ def token_from(request: HttpRequest) -> str:
     return value.strip()
 
 
+def oauth_actor(token: str) -> Actor:
+    """The member of an OAuth sign-in for the API, acting in the tenant chosen at consent."""
+    access = (
+        get_access_token_model()
+        .objects.filter(token_checksum=token_checksum(token), workbench_link__isnull=False)
+        .select_related("workbench_link__grant__user")
+        .first()
+    )
+    if access is None:
+        raise refused("invalid_access_token")
+    grant = access.workbench_link.grant
+    if grant.scope != GrantScope.API:
+        raise refused("mcp_credential")
+    if access.expires <= timezone.now():
+        raise refused("expired_access_token")
+    refusal = grant.refusal()
+    if refusal:
+        raise refused("inactive_member" if refusal == "inactive_user" else refusal)
+    return Actor(grant.user, grant=grant)
+
+
 def actor_for(token: str) -> Actor:
-    if keys.parse_prefix(token) is not None or is_access_token(token):
+    if is_access_token(token):
+        return oauth_actor(token)
+    if keys.parse_prefix(token) is not None:
         raise refused("mcp_credential")
     prefix = api_tokens.parse_prefix(token)
     if prefix is None:
@@ -72,7 +103,7 @@ def actor_for(token: str) -> Actor:
         raise refused("inactive_user")
     if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=record.pk).update(last_used_at=now)
-    return Actor(record)
+    return Actor(record.user, token=record)
 
 
 class TokenAuth(HttpBearer):

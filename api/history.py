@@ -1,5 +1,5 @@
 """Every change made through the API in the object's admin history (Django's LogEntry),
-with the token's owner as the actor and the token named in the message."""
+with the credential's member as the actor and the credential named in the message."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def record(actor: Actor, obj: Model, flag: int, message: str = "", fields: Itera
     text = message or {ADDITION: "Added", CHANGE: "Changed", DELETION: "Deleted"}[flag]
     if names:
         text += " " + ", ".join(names)
-    text += f" (API token {actor.token})."
+    text += f" ({actor.label})."
     LogEntry.objects.create(
         user_id=actor.user.pk,
         content_type_id=ContentType.objects.get_for_model(type(obj)).pk,

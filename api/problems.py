@@ -127,7 +127,7 @@ def install(api: NinjaAPI) -> None:
         return response(
             Problem(
                 429,
-                f"This API token made too many requests; retry in {wait} s.",
+                f"This credential made too many requests; retry in {wait} s.",
                 headers={"Retry-After": str(wait)},
             )
         )

@@ -238,5 +238,6 @@ class TokenOut(Schema):
 class WhoAmI(Schema):
     username: str
     operator: bool
-    roles: dict[str, str] = Field(description="Tenant slug -> role, as this token sees them.")
-    token: TokenOut
+    roles: dict[str, str] = Field(description="Tenant slug -> role, as this credential sees them.")
+    credential: str = Field(description="The API token, or the OAuth sign-in, calling.")
+    token: TokenOut | None = Field(description="The personal API token calling (null: OAuth).")

@@ -1,4 +1,5 @@
-"""Requests per API token (WORKBENCH_API_RATE_LIMIT), counted in the shared cache; over
+"""Requests per API token or OAuth sign-in (WORKBENCH_API_RATE_LIMIT), counted in the
+shared cache; over
 the limit, a 429 problem with Retry-After (`api.problems`)."""
 
 from __future__ import annotations
@@ -25,4 +26,4 @@ class TokenRateThrottle(SimpleRateThrottle):
         actor = getattr(request, "auth", None)
         if not isinstance(actor, Actor):
             return None
-        return self.cache_format % {"scope": self.scope, "ident": actor.token.prefix}
+        return self.cache_format % {"scope": self.scope, "ident": actor.rate_key}

@@ -42,7 +42,8 @@ def whoami(request: HttpRequest) -> WhoAmI:
         username=actor.user.get_username(),
         operator=actor.operator,
         roles=roles,
-        token=TokenOut.of(actor.token),
+        token=TokenOut.of(actor.token) if actor.token is not None else None,
+        credential=actor.label,
     )
 
 

@@ -43,6 +43,8 @@ TOKEN_REFUSALS = {
     "viewer_role": "The signed-in user is a viewer of the access token's tenant: only its "
     "admins may use /mcp.",
     "inactive_tenant": "The access token's tenant is not active.",
+    "api_scope": "The access token is for the management API (scope api): /mcp takes an API "
+    "key or an access token of scope mcp.",
 }
 # A member's personal token for the management API is never a credential here.
 API_TOKEN_REFUSED = (

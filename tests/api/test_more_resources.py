@@ -145,7 +145,7 @@ def test_the_rate_limit_per_token(api, settings):
     body = problem(
         response,
         429,
-        f"This API token made too many requests; retry in {response['Retry-After']} s.",
+        f"This credential made too many requests; retry in {response['Retry-After']} s.",
     )
     assert 1 <= int(response["Retry-After"]) <= 60 and body["title"] == "Too many requests"
     assert other("GET", "/me").status_code == 200  # another token counts on its own

@@ -4,14 +4,18 @@ which, a Bearer challenge); a configuration applied through the API reaches clie
 
 import sys
 import uuid
+from datetime import timedelta
 
 import httpx2
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, get_application_model
 
-from accounts.models import ApiToken, Membership
-from mcp_gateway.front.auth import API_TOKEN_REFUSED
+from accounts.models import ApiToken, GrantScope, Membership, OAuthGrant, OAuthGrantToken
+from accounts.oauth_config import new_access_token
+from mcp_gateway.front.auth import API_TOKEN_REFUSED, TOKEN_REFUSALS
 from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import INITIALIZE_PARAMS, payload, raw_rpc, text_of, use
 
@@ -85,3 +89,43 @@ async def test_a_configuration_applied_through_the_api_reaches_clients(live_gate
             api, json=config_with(first), headers={"If-Match": applied.headers["etag"]}
         )
         assert stale.status_code == 409
+
+
+def api_sign_in_token(setup) -> str:
+    """An access token of a member's OAuth sign-in for the management API (scope api), as
+    the authorization server stores it (tests/api/test_oauth.py drives the flow itself)."""
+    user = User.objects.create_user("vic", is_staff=True)
+    Membership.objects.create(user=user, tenant=setup.tenant, role="viewer")
+    application = get_application_model().objects.create(
+        name="cli",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:33418/callback",
+    )
+    grant = OAuthGrant.objects.create(
+        user=user, tenant=setup.tenant, application=application, scope=GrantScope.API
+    )
+    raw = new_access_token()
+    access = AccessToken.objects.create(
+        user=user,
+        application=application,
+        token=raw,
+        scope="api",
+        expires=timezone.now() + timedelta(hours=1),
+    )
+    OAuthGrantToken.objects.create(grant=grant, access_token=access)
+    return raw
+
+
+async def test_an_api_sign_ins_token_is_refused_at_mcp(live_gateway, amake_setup):
+    setup = await amake_setup()
+    token = await sync_to_async(api_sign_in_token)(setup)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        response = await raw_rpc(
+            http, live_gateway.url, "initialize", INITIALIZE_PARAMS, headers=headers
+        )
+        assert response.status_code == 401, response.text
+        assert response.json() == {"error": "api_scope", "message": TOKEN_REFUSALS["api_scope"]}
+        me = await http.get(live_gateway.url.removesuffix("/mcp") + "/api/v1/me", headers=headers)
+        assert me.status_code == 200 and me.json()["roles"] == {setup.tenant.slug: "viewer"}
