@@ -21,6 +21,7 @@ MCP_SCOPE = "mcp"
 # never valid at /mcp, as an MCP sign-in is never valid at /api/v1.
 API_SCOPE = "api"
 API_RESOURCE_PATH = "/api/v1"
+API_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource" + API_RESOURCE_PATH
 TOKEN_BYTES = 32
 
 

@@ -18,6 +18,8 @@ from oauth2_provider.models import get_access_token_model
 from accounts import api_tokens
 from accounts.models import ApiToken, GrantScope
 from accounts.oauth_callers import is_access_token, token_checksum
+from accounts.oauth_config import API_RESOURCE_METADATA_PATH
+from accounts.oauth_views import public_base
 from api.actor import Actor
 from api.problems import MISSING_TOKEN, Problem
 from toolboxes import keys
@@ -42,11 +44,25 @@ REFUSALS = {
 
 
 def refused(reason: str) -> Problem:
+    """A 401 saying why (RFC 6750's challenge; `TokenAuth` adds where to sign in)."""
+    description = REFUSALS[reason].replace('"', "'")
     return Problem(
         401,
         REFUSALS[reason],
-        headers={"WWW-Authenticate": f'Bearer error="invalid_token", error_reason="{reason}"'},
+        headers={
+            "WWW-Authenticate": f'Bearer error="invalid_token", error_description="{description}"'
+        },
     )
+
+
+def with_metadata(problem: Problem, request: HttpRequest) -> Problem:
+    """A 401's challenge names the API's protected resource metadata (RFC 9728), from
+    which an OAuth client discovers how to sign a member in (scope api)."""
+    url = public_base(request) + API_RESOURCE_METADATA_PATH
+    challenge = problem.headers.get("WWW-Authenticate", "Bearer")
+    separator = " " if challenge == "Bearer" else ", "
+    problem.headers["WWW-Authenticate"] = f'{challenge}{separator}resource_metadata="{url}"'
+    return problem
 
 
 def token_from(request: HttpRequest) -> str:
@@ -114,7 +130,10 @@ class TokenAuth(HttpBearer):
     )
 
     def __call__(self, request: HttpRequest) -> Actor:
-        actor = actor_for(token_from(request))
+        try:
+            actor = actor_for(token_from(request))
+        except Problem as problem:
+            raise with_metadata(problem, request) from None
         request.user = actor.user  # roles and history act as the token's owner
         return actor
 

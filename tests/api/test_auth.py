@@ -26,7 +26,9 @@ def get(headers: dict[str, str]) -> object:
 def test_no_token_is_a_401_problem(db):
     response = get({})
     problem(response, 401, MISSING_TOKEN)
-    assert response["WWW-Authenticate"] == "Bearer"
+    assert response["WWW-Authenticate"] == (
+        'Bearer resource_metadata="http://testserver/.well-known/oauth-protected-resource/api/v1"'
+    )
     assert MISSING_TOKEN == "An API token is required: send 'Authorization: Bearer <api token>'."
 
 
@@ -42,7 +44,11 @@ def test_no_token_is_a_401_problem(db):
 def test_malformed_credentials(db, headers, reason):
     response = get(headers)
     problem(response, 401, REFUSALS[reason])
-    assert f'error_reason="{reason}"' in response["WWW-Authenticate"]
+    assert response["WWW-Authenticate"] == (
+        f'Bearer error="invalid_token", error_description="{REFUSALS[reason]}", '
+        'resource_metadata="http://testserver/.well-known/oauth-protected-resource/api/v1"'
+    )
+    assert not any('"' in text for text in REFUSALS.values())  # nothing to escape
 
 
 def test_an_mcp_api_key_is_refused_by_name(people, acme):
