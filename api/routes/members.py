@@ -3,6 +3,8 @@ and operators), as the admin does it (`accounts.members`)."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Schema, Status
 from pydantic import Field
@@ -16,6 +18,7 @@ from api.routes.tenants import ERRORS, actor_of
 from toolboxes.models import Tenant
 
 router = Router(tags=["members"])
+ALREADY_A_MEMBER = "This user is already a member of this tenant."
 BASE = "/tenants/{slug}/members"
 
 
@@ -60,10 +63,17 @@ def list_members(request: HttpRequest, slug: str) -> list[MemberOut]:
 def add(request: HttpRequest, slug: str, payload: MemberIn) -> Status[MemberAdded]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
+    username = payload.username.strip()
+    user_model = get_user_model()
+    try:  # the invitation form's own checks (accounts.admin.forms.InviteForm)
+        for validator in user_model._meta.get_field(user_model.USERNAME_FIELD).validators:
+            validator(username)
+    except ValidationError as exc:
+        raise invalid([{"field": "username", "message": m} for m in exc.messages]) from None
+    if tenant.memberships.filter(**{f"user__{user_model.USERNAME_FIELD}": username}).exists():
+        raise invalid([{"field": "username", "message": ALREADY_A_MEMBER}])
     try:
-        added = add_member(
-            tenant, payload.username.strip(), payload.role, attach_existing=actor.operator
-        )
+        added = add_member(tenant, username, payload.role, attach_existing=actor.operator)
     except NotAvailable as exc:
         raise invalid([{"field": "username", "message": str(exc)}]) from None
     record(actor, added.membership, ADDITION)

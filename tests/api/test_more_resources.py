@@ -40,6 +40,21 @@ def test_members(api, people):
         "1 invalid field.",
     )
     assert body["errors"] == [{"field": "username", "message": NOT_AVAILABLE}]
+    body = problem(
+        api("acme_admin")("POST", MEMBERS, {"username": "zoe", "role": "admin"}),
+        422,
+        "1 invalid field.",
+    )
+    assert body["errors"] == [
+        {"field": "username", "message": "This user is already a member of this tenant."}
+    ]
+    body = problem(
+        api("acme_admin")("POST", MEMBERS, {"username": "no spaces", "role": "viewer"}),
+        422,
+        "1 invalid field.",
+    )
+    assert body["errors"][0]["field"] == "username"
+    assert body["errors"][0]["message"].startswith("Enter a valid username.")
     operator = api("operator")("POST", MEMBERS, {"username": "gus", "role": "viewer"}).json()
     assert operator["one_time_password"] is None
     changed = api("acme_admin")("PATCH", MEMBERS + "/zoe", {"role": "admin"})
