@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 from ninja import Body, Header, Router, Schema
 from pydantic import Field
 
 from api import config_document
-from api.history import CHANGE, record
+from api.actor import Actor
+from api.history import ADDITION, CHANGE, record
 from api.problems import Problem, ProblemOut, invalid
 from api.routes.tenants import ERRORS, actor_of
 from toolboxes.config_file import ConfigError, loads
+from toolboxes.models import Tenant
 
 router = Router(tags=["configuration"])
 PATH = "/tenants/{slug}/config"
@@ -52,6 +55,29 @@ def _version_in(if_match: str | None) -> str | None:
     if if_match is None or if_match.strip() == "*":
         return None
     return if_match.strip().removeprefix("W/").strip('"')
+
+
+def record_plan(actor: Actor, tenant: Tenant, plan: config_document.Plan) -> None:
+    """The tenant's history names the whole change; each toolbox and server made or
+    changed has its own line (a deleted one is named in the tenant's)."""
+    summary = "; ".join(
+        f"{what} {', '.join(names)}"
+        for what, names in (
+            ("created", plan.created),
+            ("changed", list(plan.changed)),
+            ("deleted", plan.deleted),
+        )
+        if names
+    )
+    record(actor, tenant, CHANGE, f"Applied a configuration: {summary}")
+    for name in [*plan.created, *plan.changed]:
+        toolbox_name, _, server_name = name.partition("/")
+        toolbox = tenant.toolboxes.get(name=toolbox_name)
+        target = toolbox.servers.get(name=server_name) if server_name else toolbox
+        if name in plan.changed:
+            record(actor, target, CHANGE, "Changed by a configuration:", plan.changed[name])
+        else:
+            record(actor, target, ADDITION, "Added by a configuration")
 
 
 def config_problem(exc: ConfigError) -> Problem:
@@ -95,27 +121,19 @@ def put_config(
     given = _version_in(if_match)
     try:
         loads(request.body.decode("utf-8", errors="replace"))  # duplicate keys refused
-        plan, version = config_document.apply(
-            tenant, document, if_match=given, dry_run=dry_run, operator=actor.operator
-        )
+        with transaction.atomic():  # the change and its history, together
+            plan, version = config_document.apply(
+                tenant, document, if_match=given, dry_run=dry_run, operator=actor.operator
+            )
+            applied = not (dry_run or plan.empty)
+            if applied:
+                record_plan(actor, tenant, plan)
     except ConfigError as exc:
         raise config_problem(exc) from None
     except config_document.RawRefused as exc:
         raise Problem(403, RAW_REFUSED.format(servers=", ".join(exc.servers))) from None
     except config_document.StaleVersion as exc:
         raise Problem(409, STALE.format(given=given, current=exc.current)) from None
-    applied = not (dry_run or plan.empty)
-    if applied:
-        summary = "; ".join(
-            f"{what} {', '.join(names)}"
-            for what, names in (
-                ("created", plan.created),
-                ("changed", list(plan.changed)),
-                ("deleted", plan.deleted),
-            )
-            if names
-        )
-        record(actor, tenant, CHANGE, f"Applied a configuration: {summary}")
     body = PlanOut(
         applied=applied,
         version=version,

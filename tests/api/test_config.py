@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from django.contrib.admin.models import LogEntry
+from django.contrib.admin.models import ADDITION, LogEntry
 
 from tests.api.conftest import SECRET, problem
 from toolboxes.config_file import export_tenant
@@ -70,9 +70,13 @@ def test_one_server_changed_is_exactly_that_change(api, acme, people):
     acme.server.refresh_from_db()
     assert acme.server.args == ["--local-timezone=UTC"]
     assert acme.server.env == {"TOKEN": SECRET}  # the null secret kept its stored value
-    entry = LogEntry.objects.get()
-    assert entry.user == people["operator"] and entry.object_repr == str(acme.tenant)
-    assert entry.change_message.startswith("Applied a configuration: changed acme-tools/acme-time")
+    tenant_entry, server_entry = LogEntry.objects.order_by("pk")
+    assert tenant_entry.user == people["operator"] and tenant_entry.object_repr == str(acme.tenant)
+    assert tenant_entry.change_message.startswith(
+        "Applied a configuration: changed acme-tools/acme-time (API token wbp_"
+    )
+    assert (server_entry.object_id, server_entry.user) == (str(acme.server.pk), people["operator"])
+    assert server_entry.change_message.startswith("Changed by a configuration: args (API token")
 
 
 def test_created_and_deleted(api, acme):
@@ -85,6 +89,8 @@ def test_created_and_deleted(api, acme):
     plan = client("PUT", CONFIG, document).json()
     assert plan["created"] == ["ops", "acme-tools/git"]
     assert plan["deleted"] == ["acme-tools/acme-remote"]
+    added = LogEntry.objects.filter(action_flag=ADDITION).values_list("object_repr", flat=True)
+    assert sorted(added) == ["acme/ops", "git"]
 
 
 def test_a_stale_if_match_is_409_and_nothing_is_lost(api, acme):
