@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "toolboxes",
     "accounts",
     "calls",
+    "api",
+    "ninja",  # the management API's docs page, served from static files
 ]
 
 MIDDLEWARE = [
@@ -80,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "accounts.middleware.OneTimePasswordMiddleware",
+    # The management API's 404 and 405 outside its views as problems (RFC 9457).
+    "api.middleware.ApiProblemsMiddleware",
     # Last, as django-axes asks: refuses a locked-out login before any view runs.
     "axes.middleware.AxesMiddleware",
 ]
@@ -192,6 +196,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS"
 # The gateway's endpoint as clients reach it (e.g. https://mcp.example.com/mcp), for the
 # client configurations the admin hands out with a key; empty: what the admin's request shows.
 WORKBENCH_PUBLIC_URL: str = env.str("WORKBENCH_PUBLIC_URL", default="")
+# The management API (/api/v1): requests per API token, as "<count>/<s|m|h|d>"
+# (counted in the shared cache, CACHE_URL).
+WORKBENCH_API_RATE_LIMIT: str = env.str("WORKBENCH_API_RATE_LIMIT", default="600/m")
 
 # The gateway's options: WORKBENCH_<NAME> is GatewayOptions' field <name>, its default
 # there (mcp_gateway.GatewayOptions.from_settings reads them).

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from api.site import api
 from workbench_site import favicon, health
 
 admin.site.site_header = "Workbench administration"
@@ -11,6 +12,8 @@ admin.site.site_url = None
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # The management API (api/): scripts and GitOps, with its OpenAPI document.
+    path("api/v1/", api.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("favicon.ico", favicon.favicon, name="favicon"),
