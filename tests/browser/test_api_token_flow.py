@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from accounts.models import Membership
 from mcp_gateway.front.auth import API_TOKEN_REFUSED
 from tests.browser.test_tenant_admin_flow import login
-from tests.harness.results import INITIALIZE_PARAMS, raw_rpc
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_json
 from toolboxes.models import Tenant, Toolbox
 
 pytestmark = pytest.mark.once
@@ -88,7 +88,7 @@ def test_a_member_makes_copies_and_uses_an_api_token(
         return anyio.run(call)
 
     refused = mcp()
-    assert refused.status_code == 401 and refused.json()["message"] == API_TOKEN_REFUSED
+    assert refused.json() == refusal_json(401, "api_token", API_TOKEN_REFUSED)
 
     def docs() -> str:
         page.goto("/api/v1/docs")
