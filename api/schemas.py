@@ -210,11 +210,6 @@ class CallOut(Schema):
     client_name: str
 
 
-class CallPage(Schema):
-    items: list[CallOut]
-    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null: last.")
-
-
 class TokenOut(Schema):
     prefix: str
     name: str

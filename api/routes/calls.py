@@ -3,30 +3,24 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from datetime import datetime
 from typing import Any, Literal
 
-from django.db.models import Q
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from api.problems import invalid
+from api.pages import Page, PageQuery, page
 from api.routes.tenants import ERRORS, actor_of
-from api.schemas import CallOut, CallPage
+from api.schemas import CallOut
 from calls.models import CallRecord
 from calls.usage import summary
 
 router = Router(tags=["call log"])
-MAX_PAGE = 200
-BAD_CURSOR = "is not a cursor this API gave"
+NEWEST_FIRST = ("-at", "-pk")
 
 
-class CallFilters(Schema):
-    cursor: str | None = None
-    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
+class CallFilters(PageQuery):
     toolbox: str | None = None
     server: str | None = None
     tool: str | None = None
@@ -37,20 +31,8 @@ class CallFilters(Schema):
     until: datetime | None = None
 
 
-def encode(record: CallRecord) -> str:
-    return base64.urlsafe_b64encode(f"{record.at.isoformat()}|{record.pk}".encode()).decode()
-
-
-def decode(cursor: str) -> tuple[datetime, int]:
-    try:
-        at, _, pk = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        return datetime.fromisoformat(at), int(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise invalid([{"field": "cursor", "message": BAD_CURSOR}]) from None
-
-
-@router.get("/tenants/{slug}/calls", response={200: CallPage, **ERRORS})
-def list_calls(request: HttpRequest, slug: str, filters: Query[CallFilters]) -> CallPage:
+@router.get("/tenants/{slug}/calls", response={200: Page[CallOut], **ERRORS})
+def list_calls(request: HttpRequest, slug: str, filters: Query[CallFilters]) -> Page[CallOut]:
     tenant = actor_of(request).tenant(slug)
     rows = CallRecord.objects.filter(tenant=tenant)
     for field in ("toolbox", "server", "tool", "meta_tool", "outcome", "key_prefix"):
@@ -61,15 +43,8 @@ def list_calls(request: HttpRequest, slug: str, filters: Query[CallFilters]) -> 
         rows = rows.filter(at__gte=filters.since)
     if filters.until is not None:
         rows = rows.filter(at__lt=filters.until)
-    if filters.cursor:
-        at, pk = decode(filters.cursor)
-        rows = rows.filter(Q(at__lt=at) | Q(at=at, pk__lt=pk))
-    page = list(rows.order_by("-at", "-pk")[: filters.limit + 1])
-    more = len(page) > filters.limit
-    page = page[: filters.limit]
-    return CallPage(
-        items=[CallOut.model_validate(row, from_attributes=True) for row in page],
-        next_cursor=encode(page[-1]) if more else None,
+    return page(
+        rows, NEWEST_FIRST, filters, lambda row: CallOut.model_validate(row, from_attributes=True)
     )
 
 

@@ -9,10 +9,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import ProtectedError
 from django.http import HttpRequest, HttpResponse
-from ninja import Body, Router, Schema
+from ninja import Body, Query, Router, Schema
 
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, DELETION, record
+from api.pages import Page, PageQuery, page
 from api.problems import Problem, ProblemOut, invalid
 from api.routes.tenants import ERRORS, actor_of
 from toolboxes.catalog.entries import entries_from_document, import_entries
@@ -70,10 +71,11 @@ def entry_of(name: str) -> CatalogEntry:
     return entry
 
 
-@router.get("/catalog", response={200: list[EntryOut], **ERRORS})
-def list_entries(request: HttpRequest) -> list[EntryOut]:
+@router.get("/catalog", response={200: Page[EntryOut], **ERRORS})
+def list_entries(request: HttpRequest, paging: Query[PageQuery]) -> Page[EntryOut]:
     actor_of(request)
-    return [EntryOut.of(entry) for entry in CatalogEntry.objects.prefetch_related("parameters")]
+    entries = CatalogEntry.objects.prefetch_related("parameters")
+    return page(entries, ("name",), paging, EntryOut.of)
 
 
 @router.get("/catalog/{path:name}", response={200: EntryOut, **ERRORS})

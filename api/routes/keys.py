@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.http import HttpRequest
-from ninja import Router, Status
+from ninja import Query, Router, Status
 
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, record
+from api.pages import Page, PageQuery, page
 from api.problems import invalid
 from api.routes.tenants import ERRORS, actor_of
 from api.schemas import KeyCreated, KeyIn, KeyOut
@@ -24,10 +25,12 @@ def key_of(tenant: Tenant, prefix: str) -> ApiKey:
     return key
 
 
-@router.get(BASE, response={200: list[KeyOut], **ERRORS})
-def list_keys(request: HttpRequest, slug: str) -> list[KeyOut]:
+@router.get(BASE, response={200: Page[KeyOut], **ERRORS})
+def list_keys(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[KeyOut]:
+    """Newest first, as the admin lists them."""
     tenant = actor_of(request).tenant(slug)
-    return [KeyOut.of(key) for key in tenant.api_keys.prefetch_related("toolboxes")]
+    keys = tenant.api_keys.prefetch_related("toolboxes")
+    return page(keys, ("-created_at", "-pk"), paging, KeyOut.of)
 
 
 @router.post(BASE, response={201: KeyCreated, **ERRORS})

@@ -6,13 +6,14 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from ninja import Router, Schema, Status
+from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
 from accounts.members import NotAvailable, add_member, remove_member
 from accounts.models import Membership, Role
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, DELETION, record
+from api.pages import Page, PageQuery, page
 from api.problems import invalid
 from api.routes.tenants import ERRORS, actor_of
 from toolboxes.models import Tenant
@@ -53,10 +54,11 @@ def membership_of(tenant: Tenant, username: str) -> Membership:
     return found
 
 
-@router.get(BASE, response={200: list[MemberOut], **ERRORS})
-def list_members(request: HttpRequest, slug: str) -> list[MemberOut]:
+@router.get(BASE, response={200: Page[MemberOut], **ERRORS})
+def list_members(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[MemberOut]:
     tenant = actor_of(request).tenant(slug)
-    return [MemberOut.of(m) for m in tenant.memberships.select_related("user")]
+    members = tenant.memberships.select_related("user")
+    return page(members, ("user__username",), paging, MemberOut.of)
 
 
 @router.post(BASE, response={201: MemberAdded, **ERRORS})

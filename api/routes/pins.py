@@ -12,6 +12,7 @@ from pydantic import Field
 
 from api.actor import not_found
 from api.history import CHANGE, record
+from api.pages import Page, PageQuery, page
 from api.routes.servers import BASE as SERVERS
 from api.routes.servers import server_of
 from api.routes.tenants import ERRORS, actor_of
@@ -20,6 +21,7 @@ from toolboxes import pins
 from toolboxes.models import Server, ToolPin
 
 router = Router(tags=["tool definitions"])
+BY_SERVER = ("server__toolbox__name", "server__name", "name")  # unique in a tenant
 
 
 class PinOut(Schema):
@@ -42,19 +44,17 @@ class PinOut(Schema):
         )
 
 
-class PinFilters(Schema):
+class PinFilters(PageQuery):
     status: Literal["held", "all"] = "held"
 
 
-@router.get("/tenants/{slug}/tool-definitions", response={200: list[PinOut], **ERRORS})
-def list_pins(request: HttpRequest, slug: str, filters: Query[PinFilters]) -> list[PinOut]:
+@router.get("/tenants/{slug}/tool-definitions", response={200: Page[PinOut], **ERRORS})
+def list_pins(request: HttpRequest, slug: str, filters: Query[PinFilters]) -> Page[PinOut]:
     tenant = actor_of(request).tenant(slug)
     rows = ToolPin.objects.filter(server__toolbox__tenant=tenant).select_related("server__toolbox")
     if filters.status == "held":
         rows = pins.held(rows)
-    return [
-        PinOut.of(pin) for pin in rows.order_by("server__toolbox__name", "server__name", "name")
-    ]
+    return page(rows, BY_SERVER, filters, PinOut.of)
 
 
 def pin_of(server: Server, tool: str) -> ToolPin:

@@ -7,10 +7,11 @@ from typing import Any
 
 from django.db.models import Max
 from django.http import HttpRequest, HttpResponse
-from ninja import Router, Status
+from ninja import Query, Router, Status
 
 from api.actor import Actor, not_found
 from api.history import ADDITION, CHANGE, DELETION, record
+from api.pages import Page, PageQuery, page
 from api.problems import Problem, invalid
 from api.routes.tenants import ERRORS, actor_of
 from api.routes.toolboxes import BASE as TOOLBOXES
@@ -97,12 +98,16 @@ def apply(actor: Actor, server: Server, payload: ServerFields) -> list[str]:
     return list(given)
 
 
-@router.get(BASE, response={200: list[ServerOut], **ERRORS})
-def list_servers(request: HttpRequest, slug: str, name: str) -> list[ServerOut]:
+@router.get(BASE, response={200: Page[ServerOut], **ERRORS})
+def list_servers(
+    request: HttpRequest, slug: str, name: str, paging: Query[PageQuery]
+) -> Page[ServerOut]:
     actor = actor_of(request)
     toolbox = toolbox_of(actor.tenant(slug), name)
-    servers = toolbox.servers.select_related("catalog_entry", "toolbox").order_by("position", "pk")
-    return [ServerOut.of(server, actor.operator) for server in servers]
+    servers = toolbox.servers.select_related("catalog_entry", "toolbox")
+    return page(
+        servers, ("position", "pk"), paging, lambda server: ServerOut.of(server, actor.operator)
+    )
 
 
 @router.post(BASE, response={201: ServerOut, **ERRORS})

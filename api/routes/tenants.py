@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja import Router, Status
+from ninja import Query, Router, Status
 
 from accounts.roles import roles_of
 from api.actor import Actor
 from api.history import ADDITION, CHANGE, record
+from api.pages import Page, PageQuery, page
 from api.problems import Problem, ProblemOut
 from api.schemas import TenantIn, TenantOut, TenantPatch, TokenOut, WhoAmI
 from toolboxes.models import Tenant
@@ -47,9 +48,9 @@ def whoami(request: HttpRequest) -> WhoAmI:
     )
 
 
-@router.get("/tenants", response={200: list[TenantOut], **ERRORS})
-def list_tenants(request: HttpRequest) -> list[TenantOut]:
-    return [TenantOut.of(tenant) for tenant in actor_of(request).tenants()]
+@router.get("/tenants", response={200: Page[TenantOut], **ERRORS})
+def list_tenants(request: HttpRequest, paging: Query[PageQuery]) -> Page[TenantOut]:
+    return page(actor_of(request).tenants(), ("slug",), paging, TenantOut.of)
 
 
 @router.post("/tenants", response={201: TenantOut, **ERRORS, 409: ProblemOut})

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Router, Status
+from ninja import Query, Router, Status
 
 from api.actor import not_found
 from api.history import ADDITION, CHANGE, DELETION, record
+from api.pages import Page, PageQuery, page
 from api.routes.tenants import ERRORS, actor_of
 from api.schemas import ToolboxIn, ToolboxOut, ToolboxPatch
 from toolboxes.models import Tenant, Toolbox
@@ -22,10 +23,10 @@ def toolbox_of(tenant: Tenant, name: str) -> Toolbox:
     return toolbox
 
 
-@router.get(BASE, response={200: list[ToolboxOut], **ERRORS})
-def list_toolboxes(request: HttpRequest, slug: str) -> list[ToolboxOut]:
+@router.get(BASE, response={200: Page[ToolboxOut], **ERRORS})
+def list_toolboxes(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[ToolboxOut]:
     tenant = actor_of(request).tenant(slug)
-    return [ToolboxOut.of(toolbox) for toolbox in tenant.toolboxes.order_by("name")]
+    return page(tenant.toolboxes.all(), ("name",), paging, ToolboxOut.of)
 
 
 @router.post(BASE, response={201: ToolboxOut, **ERRORS})

@@ -102,7 +102,7 @@ def test_whoami_shows_the_owners_roles(api):
 def test_a_token_narrowed_to_a_tenant_and_to_reading(people, acme, globex):
     _, token = ApiToken.issue(people["mixed"], name="ci", tenant=acme.tenant, read_only=True)
     client = Api(token)
-    assert [t["slug"] for t in client("GET", "/tenants").json()] == ["acme"]
+    assert [t["slug"] for t in client("GET", "/tenants").json()["items"]] == ["acme"]
     problem(client("GET", "/tenants/globex"), 404, "No tenant 'globex'.")
     response = client("POST", "/tenants/acme/toolboxes", {"name": "ci", "description": "x"})
     problem(response, 403, "This API token is read-only.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from django.contrib.admin.models import LogEntry
+from django.contrib.admin.models import DELETION, LogEntry
 
 from accounts.members import NOT_AVAILABLE
 from accounts.models import Membership
@@ -19,7 +19,7 @@ MEMBERS = "/tenants/acme/members"
 
 
 def test_members(api, people):
-    assert {m["username"] for m in api("acme_viewer")("GET", MEMBERS).json()} == {
+    assert {m["username"] for m in api("acme_viewer")("GET", MEMBERS).json()["items"]} == {
         "ada",
         "vic",
         "max",
@@ -59,7 +59,14 @@ def test_members(api, people):
     assert operator["one_time_password"] is None
     changed = api("acme_admin")("PATCH", MEMBERS + "/zoe", {"role": "admin"})
     assert changed.json() == {"username": "zoe", "role": "admin"}
+    zoe = Membership.objects.get(user__username="zoe")
     assert api("acme_admin")("DELETE", MEMBERS + "/zoe").status_code == 204
+    entry = LogEntry.objects.latest("pk")
+    assert (entry.action_flag, entry.object_id, entry.object_repr) == (
+        DELETION,
+        str(zoe.pk),
+        "zoe in acme (admin)",
+    )
     assert not Membership.objects.filter(user__username="zoe").exists()
     problem(api("acme_admin")("DELETE", MEMBERS + "/zoe"), 404, "No member 'zoe'.")
 
@@ -71,7 +78,7 @@ def test_the_catalog(api):
     CatalogParameter.objects.create(
         entry=entry, name="token", secret=True, default="s3cret-default"
     )
-    listed = api("acme_viewer")("GET", "/catalog").json()
+    listed = api("acme_viewer")("GET", "/catalog").json()["items"]
     [shown] = [item for item in listed if item["name"] == "io.example/notes"]
     assert shown["parameters"][0] == {
         "name": "token", "description": "", "required": False, "default": None, "choices": [],
@@ -100,6 +107,8 @@ def test_the_catalog(api):
         "Servers are made from catalog entry 'io.example/notes': delete them first.",
     )
     assert api("operator")("DELETE", "/catalog/time").status_code == 204
+    entry = LogEntry.objects.latest("pk")
+    assert (entry.action_flag, entry.object_repr) == (DELETION, "time")
     problem(api("operator")("GET", "/catalog/time"), 404, "No catalog entry 'time'.")
 
 
@@ -110,7 +119,7 @@ def test_tool_definitions_held_approved_and_rejected(api, acme, people):
     tools = [{"name": "now", "description": "The time"}, {"name": "zone", "description": "A zone"}]
     pins.record_offer(server, "fingerprint-1", tools)
     base = "/tenants/acme/toolboxes/acme-tools/servers/acme-time/tools"
-    held = api("acme_viewer")("GET", "/tenants/acme/tool-definitions").json()
+    held = api("acme_viewer")("GET", "/tenants/acme/tool-definitions").json()["items"]
     assert [(item["tool"], item["status"]) for item in held] == [
         ("now", "held: new"),
         ("zone", "held: new"),
@@ -122,7 +131,9 @@ def test_tool_definitions_held_approved_and_rejected(api, acme, people):
     assert api("acme_admin")("POST", base + "/zone/reject").json()["status"] == "rejected"
     problem(api("acme_admin")("POST", base + "/nope/approve"), 404, "No tool definition 'nope'.")
     assert ToolPin.objects.get(name="now").approved_hash
-    everything = api("acme_admin")("GET", "/tenants/acme/tool-definitions?status=all").json()
+    everything = api("acme_admin")("GET", "/tenants/acme/tool-definitions?status=all").json()[
+        "items"
+    ]
     assert {item["tool"]: item["status"] for item in everything} == {
         "now": "approved",
         "zone": "rejected",

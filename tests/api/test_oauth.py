@@ -76,7 +76,7 @@ def test_an_admins_api_sign_in_writes_as_them_in_the_chosen_tenant_only(as_user,
     flow = api_sign_in(as_user, "mixed")
     issued = api_tokens(flow, acme.tenant.pk)
     client = Api(issued["access_token"])
-    assert [t["slug"] for t in client("GET", "/tenants").json()] == ["acme"]
+    assert [t["slug"] for t in client("GET", "/tenants").json()["items"]] == ["acme"]
     problem(client("GET", "/tenants/globex"), 404, "No tenant 'globex'.")
     created = client("POST", "/tenants/acme/toolboxes", {"name": "ops", "description": "Ops"})
     assert created.status_code == 201

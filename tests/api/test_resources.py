@@ -74,7 +74,7 @@ def test_admins_and_operators_write_and_it_is_recorded(api, people, method, path
 
 
 def test_the_tenant_list_is_scoped(api):
-    slugs = lambda who: [t["slug"] for t in api(who)("GET", "/tenants").json()]  # noqa: E731
+    slugs = lambda who: [t["slug"] for t in api(who)("GET", "/tenants").json()["items"]]  # noqa: E731
     assert slugs("operator") == ["acme", "globex"]
     assert slugs("acme_viewer") == ["acme"]
     assert slugs("mixed") == ["acme", "globex"]
@@ -244,8 +244,15 @@ def test_keys_created_once_listed_without_the_key_and_revoked(api, acme):
     assert body["errors"] == [{"field": "toolboxes", "message": "No toolbox 'nope'."}]
 
 
-def test_deleting_a_toolbox_deletes_its_servers(api, acme):
+def test_deleting_a_toolbox_deletes_its_servers(api, acme, people):
     assert api("acme_admin")("DELETE", TOOLS + "/acme-tools").status_code == 204
+    entry = last_entry()  # as the admin's delete records it
+    assert (entry.action_flag, entry.content_type.model, entry.user) == (
+        DELETION,
+        "toolbox",
+        people["acme_admin"],
+    )
+    assert (entry.object_id, entry.object_repr) == (str(acme.toolbox.pk), "acme/acme-tools")
     assert not Toolbox.objects.filter(pk=acme.toolbox.pk).exists()
     assert not Server.objects.filter(toolbox_id=acme.toolbox.pk).exists()
 
