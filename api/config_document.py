@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import transaction
 
 from toolboxes.config_file import ConfigError, export_tenant, import_tenant
-from toolboxes.models import Server, Tenant
+from toolboxes.models import Server, Tenant, Toolbox
 
 SECRET_MAPS = ("env", "headers")
 # How a raw server runs: shown to operators only, null for others (kept when applied).
@@ -106,6 +106,8 @@ class Plan:
     created: list[str] = field(default_factory=list)
     changed: dict[str, list[str]] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
+    # What was deleted, as read before (its pk and repr, for the admin's history).
+    gone: dict[str, Toolbox | Server] = field(default_factory=dict, repr=False)
 
     @property
     def empty(self) -> bool:
@@ -166,6 +168,16 @@ def raw_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return found
 
 
+def _objects(tenant: Tenant) -> dict[str, Toolbox | Server]:
+    """The tenant's toolboxes (`dev`) and servers (`dev/fs`) by the plan's names."""
+    found: dict[str, Toolbox | Server] = {
+        toolbox.name: toolbox for toolbox in tenant.toolboxes.all()
+    }
+    for server in Server.objects.filter(toolbox__tenant=tenant).select_related("toolbox"):
+        found[f"{server.toolbox.name}/{server.name}"] = server
+    return found
+
+
 class RawRefused(Exception):
     def __init__(self, servers: list[str]) -> None:
         super().__init__(", ".join(servers))
@@ -191,9 +203,11 @@ def apply(
         current = version(before)
         if if_match is not None and if_match != current:
             raise StaleVersion(current)
+        existing = _objects(tenant)
         import_tenant(tenant, with_kept_values(data, before), replace=True)
         after = export_tenant(tenant)
         plan = plan_of(before, after)
+        plan.gone = {name: existing[name] for name in plan.deleted}
         refused = [] if operator else raw_changes(before, after)
         if refused:
             raise RawRefused(refused)  # leaving the atomic block undoes the import

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from api import config_document
 from api.actor import Actor
-from api.history import ADDITION, CHANGE, record
+from api.history import ADDITION, CHANGE, DELETION, record
 from api.problems import Problem, ProblemOut, invalid
 from api.routes.tenants import ERRORS, actor_of
 from toolboxes.config_file import ConfigError, loads
@@ -58,8 +58,9 @@ def _version_in(if_match: str | None) -> str | None:
 
 
 def record_plan(actor: Actor, tenant: Tenant, plan: config_document.Plan) -> None:
-    """The tenant's history names the whole change; each toolbox and server made or
-    changed has its own line (a deleted one is named in the tenant's)."""
+    """The tenant's history names the whole change; each toolbox and server made, changed
+    or deleted has its own line (a deleted one as the admin's delete records it: its
+    content type, id and repr)."""
     summary = "; ".join(
         f"{what} {', '.join(names)}"
         for what, names in (
@@ -78,6 +79,8 @@ def record_plan(actor: Actor, tenant: Tenant, plan: config_document.Plan) -> Non
             record(actor, target, CHANGE, "Changed by a configuration:", plan.changed[name])
         else:
             record(actor, target, ADDITION, "Added by a configuration")
+    for name in plan.deleted:
+        record(actor, plan.gone[name], DELETION, "Deleted by a configuration")
 
 
 def config_problem(exc: ConfigError) -> Problem:

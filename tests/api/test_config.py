@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import copy
 
-from django.contrib.admin.models import ADDITION, LogEntry
+from django.contrib.admin.models import ADDITION, DELETION, LogEntry
 
 from tests.api.conftest import SECRET, problem
 from toolboxes.config_file import export_tenant
-from toolboxes.models import CatalogEntry
+from toolboxes.models import CatalogEntry, Server, Toolbox
 
 CONFIG = "/tenants/acme/config"
 NOTHING = {"applied": False, "created": [], "changed": [], "deleted": []}
@@ -79,18 +79,37 @@ def test_one_server_changed_is_exactly_that_change(api, acme, people):
     assert server_entry.change_message.startswith("Changed by a configuration: args (API token")
 
 
-def test_created_and_deleted(api, acme):
+def test_created_and_deleted(api, acme, people):
+    """Each object made or deleted has its history line; a deleted one as the admin's
+    delete records it (content type, id, repr), by the token's owner."""
+    old = Toolbox.objects.create(tenant=acme.tenant, name="old", description="Old")
+    old_server = Server.objects.create(toolbox=old, name="s", command="s")
     client = api("operator")
     document = client("GET", CONFIG).json()
+    del document["toolboxes"]["old"]
     servers = document["toolboxes"]["acme-tools"]["mcpServers"]
     del servers["acme-remote"]
     servers["git"] = {"command": "mcp-server-git", "env": {"GIT": "x"}}
     document["toolboxes"]["ops"] = {"description": "Ops", "mcpServers": {}}
     plan = client("PUT", CONFIG, document).json()
     assert plan["created"] == ["ops", "acme-tools/git"]
-    assert plan["deleted"] == ["acme-tools/acme-remote"]
+    assert plan["deleted"] == ["old", "acme-tools/acme-remote", "old/s"]
     added = LogEntry.objects.filter(action_flag=ADDITION).values_list("object_repr", flat=True)
     assert sorted(added) == ["acme/ops", "git"]
+    deleted = {
+        (entry.content_type.model, entry.object_id, entry.object_repr, entry.user)
+        for entry in LogEntry.objects.filter(action_flag=DELETION)
+    }
+    assert deleted == {
+        ("toolbox", str(old.pk), "acme/old", people["operator"]),
+        ("server", str(acme.remote.pk), "acme-remote", people["operator"]),
+        ("server", str(old_server.pk), "s", people["operator"]),
+    }
+    assert (
+        LogEntry.objects.filter(action_flag=DELETION)
+        .first()
+        .change_message.startswith("Deleted by a configuration (API token wbp_")
+    )
 
 
 def test_a_stale_if_match_is_409_and_nothing_is_lost(api, acme):
