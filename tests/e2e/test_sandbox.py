@@ -32,6 +32,7 @@ PROJECT = Path(settings.BASE_DIR)
 MEMORY_MB = 128
 PROCESSES = 40
 CPU_SECONDS = 4  # enough to start (imports), not to spin for long
+NEIGHBOUR_CALLS = 90
 
 
 @pytest.fixture
@@ -82,7 +83,9 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
         report: dict = {}
 
         async def neighbour() -> None:
-            while not report:
+            # Below the key's burst (100 use_tool calls, then 50 a second): a long attack on
+            # a loaded machine must not turn the neighbour's check into one of rate limits.
+            while not report and len(b_answers) < NEIGHBOUR_CALLS:
                 result = await b_session.call_tool(
                     "use_tool", use("dev", "plain", "echo", {"text": "still here"})
                 )
@@ -110,7 +113,8 @@ async def test_a_hostile_server_escapes_nothing_and_its_neighbour_keeps_working(
     assert set(escaped) == {"control_own_home_and_tmp"}, json.dumps(report, indent=1)
     assert "Resource temporarily unavailable" in report["fork"]["detail"]
     assert "MemoryError" in report["allocate"]["detail"]
-    assert b_answers and all(answer.endswith("still here") for answer in b_answers)
+    assert b_answers
+    assert [answer for answer in b_answers if not answer.endswith("still here")] == []
     assert processes_with(marker) == [victim]  # not signalled, still the same process
 
 
