@@ -346,6 +346,15 @@ WORKBENCH_OAUTH_REDIRECT_SCHEMES: list[str] = env.list(
     "WORKBENCH_OAUTH_REDIRECT_SCHEMES", default=["https"]
 )
 WORKBENCH_OAUTH_LOOPBACK_HTTP: bool = env.bool("WORKBENCH_OAUTH_LOOPBACK_HTTP", default=True)
+# Single sign-on (accounts/sso/; README "Sign in with your identity provider"): the
+# identity providers (a JSON list), the group mapping kept in Git (added to the admin's),
+# and whether local passwords work for anyone but the break-glass superusers.
+WORKBENCH_OIDC_PROVIDERS: list[dict[str, object]] = env.json("WORKBENCH_OIDC_PROVIDERS", default=[])
+WORKBENCH_OIDC_GROUP_MAPPINGS: list[dict[str, object]] = env.json(
+    "WORKBENCH_OIDC_GROUP_MAPPINGS", default=[]
+)
+WORKBENCH_LOCAL_LOGIN: bool = env.bool("WORKBENCH_LOCAL_LOGIN", default=True)
+WORKBENCH_BREAK_GLASS_USERS: list[str] = env.list("WORKBENCH_BREAK_GLASS_USERS", default=[])
 OAUTH2_PROVIDER = provider_settings(
     issuer=WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix("/mcp"),
     registration=WORKBENCH_OAUTH_REGISTRATION,

@@ -1,7 +1,14 @@
-"""People: memberships and one-time passwords, and members' OAuth sign-ins."""
+"""People: memberships and one-time passwords, members' OAuth sign-ins, single sign-on."""
 
 from accounts.models.members import ADMIN, VIEWER, Membership, OneTimePassword, Role
 from accounts.models.oauth import OAuthGrant, OAuthGrantToken
+from accounts.models.sso import (
+    SsoGroupMapping,
+    SsoIdentity,
+    SsoLogoutToken,
+    SsoMembership,
+    SsoSession,
+)
 
 __all__ = [
     "ADMIN",
@@ -11,4 +18,9 @@ __all__ = [
     "OAuthGrantToken",
     "OneTimePassword",
     "Role",
+    "SsoGroupMapping",
+    "SsoIdentity",
+    "SsoLogoutToken",
+    "SsoMembership",
+    "SsoSession",
 ]

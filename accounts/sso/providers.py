@@ -1,0 +1,90 @@
+"""The identity providers an operator configured (`WORKBENCH_OIDC_PROVIDERS`).
+
+A JSON list, one object per provider; a client secret may stay out of it, in
+`WORKBENCH_OIDC_<NAME>_CLIENT_SECRET` (name upper-cased, `-` as `_`), so that the list
+itself can live in Git.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+DEFAULT_SCOPES = ("openid", "email", "profile")
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str  # in URLs: /sso/<name>/login
+    title: str  # on the button: "Sign in with <title>"
+    issuer: str
+    client_id: str
+    client_secret: str
+    scopes: tuple[str, ...] = DEFAULT_SCOPES
+    groups_claim: str = "groups"
+    # Only then is an existing user found by e-mail (and only an e-mail the ID token
+    # says is verified): the provider lets nobody claim an address they do not own.
+    emails_verified: bool = False
+    # Providers without back-channel logout: re-ask the userinfo endpoint at most this
+    # often (seconds) during a session; 0: never.
+    recheck_seconds: int = 0
+
+    @property
+    def discovery_url(self) -> str:
+        return self.issuer.rstrip("/") + "/.well-known/openid-configuration"
+
+
+def _secret_of(name: str) -> str:
+    return os.environ.get(f"WORKBENCH_OIDC_{name.upper().replace('-', '_')}_CLIENT_SECRET", "")
+
+
+def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
+    """The providers by name; ImproperlyConfigured names the first wrong entry."""
+    found: dict[str, Provider] = {}
+    for index, item in enumerate(items):
+        where = f"WORKBENCH_OIDC_PROVIDERS[{index}]"
+        if not isinstance(item, dict):
+            raise ImproperlyConfigured(f"{where} must be an object.")
+        name = str(item.get("name", ""))
+        if not NAME_RE.match(name):
+            raise ImproperlyConfigured(f"{where}: name must match {NAME_RE.pattern}.")
+        if name in found:
+            raise ImproperlyConfigured(f"{where}: the name {name!r} is used twice.")
+        for field in ("issuer", "client_id"):
+            if not item.get(field):
+                raise ImproperlyConfigured(f"{where}: {field} is required.")
+        scopes = item.get("scopes") or DEFAULT_SCOPES
+        if isinstance(scopes, str):
+            scopes = scopes.split()
+        if "openid" not in scopes:
+            scopes = ("openid", *scopes)
+        found[name] = Provider(
+            name=name,
+            title=str(item.get("title") or name),
+            issuer=str(item["issuer"]).rstrip("/"),
+            client_id=str(item["client_id"]),
+            client_secret=str(item.get("client_secret") or _secret_of(name)),
+            scopes=tuple(scopes),
+            groups_claim=str(item.get("groups_claim") or "groups"),
+            emails_verified=bool(item.get("emails_verified", False)),
+            recheck_seconds=int(item.get("recheck_seconds") or 0),
+        )
+    return found
+
+
+def all_providers() -> dict[str, Provider]:
+    return parse(settings.WORKBENCH_OIDC_PROVIDERS)
+
+
+def provider_named(name: str) -> Provider | None:
+    return all_providers().get(name)
+
+
+def by_issuer(issuer: str) -> list[Provider]:
+    return [p for p in all_providers().values() if p.issuer == issuer.rstrip("/")]

@@ -1,0 +1,51 @@
+"""Ending a person's access at once (a back-channel logout, a failed re-check): their
+admin sessions opened through the provider, and every OAuth grant they gave a connector
+(its tokens stop at the connector's next /mcp request: `accounts.oauth_revocation`)."""
+
+from __future__ import annotations
+
+import logging
+from importlib import import_module
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from accounts.models import OAuthGrant, SsoIdentity, SsoSession
+
+log = logging.getLogger("workbench.sso")
+
+
+def _store(session_key: str) -> Any:
+    return import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+
+
+def end_sessions(sessions: list[SsoSession]) -> int:
+    for session in sessions:
+        _store(session.session_key).delete()
+        session.delete()
+    return len(sessions)
+
+
+def end_access(identity: SsoIdentity, sid: str = "") -> tuple[int, int]:
+    """(sessions ended, grants revoked). With a `sid`, only that provider session's admin
+    sessions end; the person's grants are revoked either way."""
+    sessions = SsoSession.objects.filter(identity__user_id=identity.user_id)
+    if sid:
+        sessions = sessions.filter(sid=sid)
+    ended = end_sessions(list(sessions))
+    grants = list(OAuthGrant.objects.filter(user_id=identity.user_id, revoked_at__isnull=True))
+    for grant in grants:
+        grant.revoke()
+    identity.logged_out_at = timezone.now()
+    identity.save(update_fields=["logged_out_at"])
+    log.info(
+        "sso access ended",
+        extra={
+            "provider": identity.provider,
+            "user": identity.user_id,
+            "sessions": ended,
+            "grants": len(grants),
+        },
+    )
+    return ended, len(grants)

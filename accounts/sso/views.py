@@ -1,0 +1,240 @@
+"""The sign-in through a provider (authorization code with PKCE, `state` and `nonce` kept
+in the browser's session), its callback, and the provider's back-channel logout.
+
+A failed sign-in shows our page with one of `failures`' texts and signs nobody in; the
+provider's own answer goes only to the log.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import re
+import secrets
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.contrib.auth import login
+from django.db import IntegrityError, transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.models import SsoIdentity, SsoLogoutToken, SsoSession
+from accounts.sso import discovery, failures, group_mapping, identities
+from accounts.sso.failures import SignInFailed
+from accounts.sso.http import ProviderUnreachable, request_json
+from accounts.sso.id_tokens import LogoutTokenRefused, id_token_claims, logout_token_claims
+from accounts.sso.providers import Provider, provider_named
+from accounts.sso.sessions import end_access
+
+log = logging.getLogger("workbench.sso")
+
+PENDING_KEY = "workbench_sso_pending"  # state -> what the callback checks
+SESSION_KEY = "workbench_sso"  # the signed-in session's identity and last check
+PENDING_SECONDS = 600
+PENDING_MAX = 5
+BACKEND = "django.contrib.auth.backends.ModelBackend"
+ERROR_CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _provider(name: str) -> Provider:
+    provider = provider_named(name)
+    if provider is None:
+        raise Http404("No such identity provider.")
+    return provider
+
+
+def _pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def _safe_next(request: HttpRequest, target: str | None) -> str:
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return reverse("admin:index")
+
+
+def failed_page(request: HttpRequest, provider: Provider | None, text: str, status: int):
+    context = {
+        **admin.site.each_context(request),
+        "title": "Sign-in failed",
+        "text": text,
+        "login_url": reverse("admin:login"),
+        "provider": provider,
+    }
+    return TemplateResponse(request, "accounts/sso/failed.html", context, status=status)
+
+
+@never_cache
+@require_GET
+def start(request: HttpRequest, name: str) -> HttpResponse:
+    """Send the browser to the provider, with a fresh state, nonce and PKCE challenge."""
+    provider = _provider(name)
+    try:
+        endpoint = discovery.metadata(provider)["authorization_endpoint"]
+    except ProviderUnreachable as exc:
+        log.warning("sso provider unreachable", extra={"provider": name, "detail": str(exc)})
+        text = failures.PROVIDER_DOWN.format(provider=provider.title)
+        return failed_page(request, provider, text, 502)
+    state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    verifier, challenge = _pkce()
+    now = time.time()
+    pending = {
+        key: value
+        for key, value in request.session.get(PENDING_KEY, {}).items()
+        if now - value["at"] < PENDING_SECONDS
+    }
+    while len(pending) >= PENDING_MAX:
+        pending.pop(min(pending, key=lambda key: pending[key]["at"]))
+    pending[state] = {
+        "provider": name,
+        "nonce": nonce,
+        "verifier": verifier,
+        "next": _safe_next(request, request.GET.get("next")),
+        "at": now,
+    }
+    request.session[PENDING_KEY] = pending
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": provider.client_id,
+            "redirect_uri": _redirect_uri(request, name),
+            "scope": " ".join(provider.scopes),
+            "state": state,
+            "nonce": nonce,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+    )
+    separator = "&" if "?" in endpoint else "?"
+    return HttpResponseRedirect(f"{endpoint}{separator}{query}")
+
+
+def _redirect_uri(request: HttpRequest, name: str) -> str:
+    return request.build_absolute_uri(reverse("sso_callback", args=[name]))
+
+
+def _take_pending(request: HttpRequest, name: str) -> dict[str, Any]:
+    pending = dict(request.session.get(PENDING_KEY, {}))
+    entry = pending.pop(request.GET.get("state", ""), None)
+    request.session[PENDING_KEY] = pending  # a state is used once, whatever comes of it
+    if entry is None or entry["provider"] != name or time.time() - entry["at"] > PENDING_SECONDS:
+        raise SignInFailed(failures.STATE_UNKNOWN, "unknown, used or expired state")
+    return entry
+
+
+def _exchange(request: HttpRequest, provider: Provider, entry: dict[str, Any]) -> dict[str, Any]:
+    metadata = discovery.metadata(provider)
+    title = provider.title
+    error = request.GET.get("error")
+    if error:
+        shown = error if ERROR_CODE.match(error) else "error"
+        raise SignInFailed(failures.PROVIDER_REFUSED.format(provider=title, error=shown), error)
+    iss = request.GET.get("iss")  # RFC 9207: the answer names who sent it
+    if iss is not None and iss != metadata["issuer"]:
+        raise SignInFailed(failures.WRONG_ISSUER.format(provider=title), f"iss {iss!r}")
+    data = {
+        "grant_type": "authorization_code",
+        "code": request.GET.get("code", ""),
+        "redirect_uri": _redirect_uri(request, provider.name),
+        "code_verifier": entry["verifier"],
+    }
+    methods = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+    kwargs: dict[str, Any] = {"data": data, "headers": {"Accept": "application/json"}}
+    if "client_secret_basic" in methods:
+        kwargs["auth"] = (provider.client_id, provider.client_secret)
+    else:
+        data.update(client_id=provider.client_id, client_secret=provider.client_secret)
+    status, tokens = request_json("POST", metadata["token_endpoint"], **kwargs)
+    if status != 200 or not isinstance(tokens, dict) or not tokens.get("id_token"):
+        detail = f"token endpoint status {status}"
+        raise SignInFailed(failures.TOKEN_REFUSED.format(provider=title), detail)
+    return id_token_claims(provider, str(tokens["id_token"]), entry["nonce"])
+
+
+@never_cache
+@require_GET
+def callback(request: HttpRequest, name: str) -> HttpResponse:
+    provider = _provider(name)
+    try:
+        entry = _take_pending(request, name)
+        claims = _exchange(request, provider, entry)
+        issuer = discovery.metadata(provider)["issuer"]
+        identity = identities.signed_in(provider, issuer, claims)
+        group_mapping.apply(identity, identity.groups)
+    except ProviderUnreachable as exc:
+        log.warning("sso provider unreachable", extra={"provider": name, "detail": str(exc)})
+        text = failures.PROVIDER_DOWN.format(provider=provider.title)
+        return failed_page(request, provider, text, 502)
+    except SignInFailed as exc:
+        log.warning("sso sign-in refused", extra={"provider": name, "detail": exc.detail})
+        return failed_page(request, provider, exc.text, exc.status)
+    user = identity.user
+    if not user.is_staff:
+        text = failures.NO_TENANT.format(
+            provider=provider.title,
+            user=claims.get("email") or claims.get("preferred_username") or claims["sub"],
+            groups=", ".join(identity.groups) or failures.NO_GROUPS,
+        )
+        return failed_page(request, provider, text, 403)
+    login(request, user, backend=BACKEND)
+    SsoSession.objects.create(
+        identity=identity,
+        session_key=request.session.session_key or "",
+        sid=str(claims.get("sid") or "")[:255],
+    )
+    request.session[SESSION_KEY] = {"identity": identity.pk, "checked": time.time()}
+    return HttpResponseRedirect(entry["next"])
+
+
+def _logout_answer(error: str, status: int = 400) -> JsonResponse:
+    response = JsonResponse({"error": "invalid_request", "error_description": error}, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@csrf_exempt
+@require_POST
+def backchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
+    """OpenID Connect Back-Channel Logout 1.0: the provider says a person's session (sid)
+    or the person (sub) is logged out; their admin sessions end and their grants go."""
+    provider = provider_named(name)
+    if provider is None:
+        return _logout_answer("no such identity provider", 404)
+    token = request.POST.get("logout_token", "")
+    if not token:
+        return _logout_answer("the logout_token parameter is required")
+    try:
+        claims = logout_token_claims(provider, token)
+        issuer = discovery.metadata(provider)["issuer"]
+    except LogoutTokenRefused as exc:
+        return _logout_answer(str(exc))
+    except ProviderUnreachable:
+        return _logout_answer("the provider's keys could not be fetched", 503)
+    try:
+        with transaction.atomic():
+            SsoLogoutToken.objects.create(issuer=issuer, jti=claims["jti"][:255])
+    except IntegrityError:
+        return _logout_answer("the logout token was already used")
+    sub, sid = claims.get("sub"), str(claims.get("sid") or "")
+    if sub:
+        found = list(SsoIdentity.objects.filter(issuer=issuer, subject=sub))
+    else:
+        found = list(SsoIdentity.objects.filter(issuer=issuer, sessions__sid=sid).distinct())
+    for identity in found:
+        end_access(identity, sid)
+    response = HttpResponse(status=200)
+    response["Cache-Control"] = "no-store"
+    return response

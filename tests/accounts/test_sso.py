@@ -1,0 +1,247 @@
+"""Single sign-on against a real OpenID provider (npm's oidc-provider, started once for the
+module): first sign-in, groups to memberships, every failure's exact text, key rotation,
+back-channel logout, local passwords turned off. The browser flows: tests/browser/
+test_sso_flow.py."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from oauth2_provider.models import Application
+
+from accounts.models import Membership, OAuthGrant, SsoIdentity, SsoMembership, SsoSession
+from accounts.sso import discovery, failures
+from accounts.sso.login_form import LOCAL_LOGIN_OFF
+from accounts.sso.providers import provider_named
+from tests.harness.net import free_port
+from tests.harness.oidc import IdP, running_idp, sign_in_at_provider
+from toolboxes.models import Tenant
+
+# The provider and the flows are the same whatever the database: one pass runs them.
+pytestmark = [pytest.mark.django_db, pytest.mark.once_pg]
+
+BASE = "http://testserver"
+CALLBACK = f"{BASE}/sso/corp/callback"
+TITLE = "Corp IdP"
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[IdP]:
+    with running_idp() as provider:
+        provider.register([CALLBACK], f"{BASE}/sso/corp/backchannel-logout")
+        yield provider
+
+
+@pytest.fixture
+def corp(idp: IdP, settings: Any) -> IdP:
+    discovery.forget()
+    settings.WORKBENCH_OIDC_PROVIDERS = [idp.settings_entry()]
+    settings.WORKBENCH_OIDC_GROUP_MAPPINGS = [
+        {"group": "wb-acme-admins", "tenant": "acme", "role": "admin"},
+        {"group": "wb-acme-*", "tenant": "acme", "role": "viewer"},
+        {"group": "wb-globex-viewers", "tenant": "globex", "role": "viewer"},
+        {"group": "platform-team", "operators": True},
+    ]
+    Tenant.objects.create(slug="acme", name="Acme")
+    Tenant.objects.create(slug="globex", name="Globex")
+    return idp
+
+
+def sign_in(client: Client, login: str, tamper: str = "", idp: IdP | None = None) -> Any:
+    start = client.get("/sso/corp/login", {"next": "/admin/"})
+    assert start.status_code == 302, start.content
+    back = sign_in_at_provider(start["Location"], login, CALLBACK)
+    if tamper and idp is not None:
+        idp.control("tamper", mode=tamper)
+    parts = urlsplit(back)
+    return client.get(f"{parts.path}?{parts.query}")
+
+
+def text_of(response: Any) -> str:
+    return html.unescape(response.content.decode())
+
+
+def test_first_sign_in_creates_the_user_with_the_groups_memberships(corp: IdP) -> None:
+    corp.person("u-ada", ["wb-acme-admins", "wb-globex-viewers", "other"], name="Ada")
+    client = Client()
+    response = sign_in(client, "u-ada")
+    assert response.status_code == 302 and response["Location"] == "/admin/"
+    identity = SsoIdentity.objects.get(subject="u-ada")
+    assert identity.issuer == corp.issuer and identity.provider == "corp"
+    assert identity.groups == ["other", "wb-acme-admins", "wb-globex-viewers"]
+    user = identity.user
+    assert user.is_staff and not user.has_usable_password()
+    roles = dict(Membership.objects.filter(user=user).values_list("tenant__slug", "role"))
+    assert roles == {"acme": "admin", "globex": "viewer"}
+    given = dict(SsoMembership.objects.values_list("membership__tenant__slug", "group"))
+    assert given == {"acme": "wb-acme-admins", "globex": "wb-globex-viewers"}
+    assert client.get("/admin/").status_code == 200
+    assert SsoSession.objects.filter(identity=identity).count() == 1
+
+
+def test_memberships_follow_the_groups_and_hand_added_ones_stay(corp: IdP) -> None:
+    corp.person("u-bo", ["wb-acme-admins", "platform-team"])
+    sign_in(Client(), "u-bo")
+    user = SsoIdentity.objects.get(subject="u-bo").user
+    assert user.groups.filter(name="operators").exists()
+    Membership.objects.create(user=user, tenant=Tenant.objects.get(slug="globex"), role="admin")
+    corp.person("u-bo", ["wb-acme-readers"])  # admin → viewer (pattern), not an operator
+    sign_in(Client(), "u-bo")
+    roles = dict(Membership.objects.filter(user=user).values_list("tenant__slug", "role"))
+    assert roles == {"acme": "viewer", "globex": "admin"}
+    assert not user.groups.filter(name="operators").exists()
+    corp.person("u-bo", [])  # out of every group: the hand-added membership stays
+    sign_in(Client(), "u-bo")
+    roles = dict(Membership.objects.filter(user=user).values_list("tenant__slug", "role"))
+    assert roles == {"globex": "admin"}
+
+
+def test_an_existing_user_is_found_by_email_only_when_the_provider_is_trusted(
+    corp: IdP, settings: Any
+) -> None:
+    local = User.objects.create_user("carol", email="u-carol@corp.example", is_staff=True)
+    corp.person("u-carol", ["wb-acme-admins"], email_verified=True)
+    sign_in(Client(), "u-carol")
+    assert SsoIdentity.objects.get(subject="u-carol").user != local  # not trusted: a new user
+    SsoIdentity.objects.get(subject="u-carol").user.delete()
+    settings.WORKBENCH_OIDC_PROVIDERS = [corp.settings_entry(emails_verified=True)]
+    sign_in(Client(), "u-carol")
+    assert SsoIdentity.objects.get(subject="u-carol").user == local
+
+
+def test_a_person_whose_groups_give_no_tenant_is_told_so(corp: IdP) -> None:
+    corp.person("u-dan", ["sales"])
+    client = Client()
+    response = sign_in(client, "u-dan")
+    expected = failures.NO_TENANT.format(provider=TITLE, user="u-dan@corp.example", groups="sales")
+    assert response.status_code == 403
+    assert expected in text_of(response)
+    assert client.get("/admin/").status_code == 302  # not signed in
+
+
+@pytest.mark.parametrize(
+    ("tamper", "text"),
+    [
+        ("audience", failures.WRONG_AUDIENCE),
+        ("expired", failures.EXPIRED),
+        ("nonce", failures.NONCE_MISMATCH),
+        ("signature", failures.BAD_SIGNATURE),
+    ],
+)
+def test_an_id_token_failing_a_check_signs_nobody_in(corp: IdP, tamper: str, text: str) -> None:
+    corp.person("u-eve", ["wb-acme-admins"])
+    client = Client()
+    response = sign_in(client, "u-eve", tamper=tamper, idp=corp)
+    assert response.status_code == 400
+    assert text.format(provider=TITLE) in text_of(response)
+    assert client.get("/admin/").status_code == 302
+    assert not SsoIdentity.objects.filter(subject="u-eve").exists()
+
+
+def test_an_unknown_or_replayed_state_is_refused(corp: IdP) -> None:
+    corp.person("u-fay", ["wb-acme-admins"])
+    client = Client()
+    start = client.get("/sso/corp/login")
+    back = urlsplit(sign_in_at_provider(start["Location"], "u-fay", CALLBACK))
+    assert client.get(f"{back.path}?{back.query}").status_code == 302
+    replay = Client()
+    replay.force_login(User.objects.create_user("mallory"))
+    for answer in (
+        client.get(f"{back.path}?{back.query}"),
+        replay.get(f"{back.path}?{back.query}"),
+    ):
+        assert answer.status_code == 400
+        assert failures.STATE_UNKNOWN in text_of(answer)
+
+
+def test_a_provider_that_cannot_be_reached_is_said_so(corp: IdP, settings: Any) -> None:
+    down = {**corp.settings_entry(name="down"), "issuer": f"http://127.0.0.1:{free_port()}"}
+    settings.WORKBENCH_OIDC_PROVIDERS = [down]
+    response = Client().get("/sso/down/login")
+    assert response.status_code == 502
+    assert failures.PROVIDER_DOWN.format(provider=TITLE) in text_of(response)
+
+
+def test_a_rotated_signing_key_is_fetched_and_followed(corp: IdP) -> None:
+    corp.person("u-gil", ["wb-acme-admins"])
+    assert sign_in(Client(), "u-gil").status_code == 302
+    kid = corp.control("rotate")["kid"]
+    response = sign_in(Client(), "u-gil")  # signed with the new key, which we fetched
+    assert response.status_code == 302
+    cached = discovery.keys(provider_named("corp"))
+    assert kid in {key.kid for key in cached.keys}
+
+
+def test_local_passwords_off_leave_only_the_break_glass_superuser(corp: IdP, settings: Any) -> None:
+    settings.WORKBENCH_LOCAL_LOGIN = False
+    User.objects.create_user("hal", password="pw-hal-local-1", is_staff=True)
+    User.objects.create_superuser("root", password="pw-root-local-1")
+    page = Client().get("/admin/login/?next=/admin/")
+    assert 'id="sso-corp"' in text_of(page) and 'id="id_password"' not in text_of(page)
+    refused = Client().post(
+        "/admin/login/?next=/admin/", {"username": "hal", "password": "pw-hal-local-1"}
+    )
+    assert refused.status_code == 200 and LOCAL_LOGIN_OFF in text_of(refused)
+    allowed = Client().post(
+        "/admin/login/?next=/admin/", {"username": "root", "password": "pw-root-local-1"}
+    )
+    assert allowed.status_code == 302
+
+
+def test_a_back_channel_logout_ends_the_sessions_and_grants_once(corp: IdP) -> None:
+    corp.person("u-ivy", ["wb-acme-admins"])
+    client = Client()
+    sign_in(client, "u-ivy")
+    identity = SsoIdentity.objects.get(subject="u-ivy")
+    session = SsoSession.objects.get(identity=identity)
+    assert session.sid  # the provider's session, named in its logout token
+    grant = OAuthGrant.objects.create(
+        user=identity.user,
+        tenant=Tenant.objects.get(slug="acme"),
+        application=Application.objects.create(
+            name="Claude",
+            client_type="public",
+            authorization_grant_type="authorization-code",
+            redirect_uris="http://127.0.0.1:33418/callback",
+        ),
+    )
+    token = corp.control("logout-token", sub="u-ivy")["logout_token"]
+    logout = Client().post("/sso/corp/backchannel-logout", {"logout_token": token})
+    assert logout.status_code == 200
+    assert client.get("/admin/").status_code == 302  # the admin session is gone
+    grant.refresh_from_db()
+    assert grant.revoked_at is not None
+    identity.refresh_from_db()
+    assert identity.logged_out_at is not None
+    replay = Client().post("/sso/corp/backchannel-logout", {"logout_token": token})
+    assert replay.status_code == 400
+    assert replay.json() == {
+        "error": "invalid_request",
+        "error_description": "the logout token was already used",
+    }
+
+
+@pytest.mark.parametrize(
+    ("token", "description"),
+    [
+        ("", "the logout_token parameter is required"),
+        ("not.a.jwt", "the logout token was refused: bad signature"),
+        ("forged", "the logout token was refused: bad signature"),
+    ],
+)
+def test_a_bad_logout_token_is_refused(corp: IdP, token: str, description: str) -> None:
+    if token == "forged":
+        corp.person("u-jon", ["wb-acme-admins"])
+        header, payload, signature = corp.control("logout-token", sub="u-jon")[
+            "logout_token"
+        ].split(".")
+        token = f"{header}.{payload}.{signature[::-1]}"
+    response = Client().post("/sso/corp/backchannel-logout", {"logout_token": token})
+    assert response.status_code == 400
+    assert response.json() == {"error": "invalid_request", "error_description": description}
