@@ -92,3 +92,8 @@ class IdentityAdmin(OperatorsOnly, admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Deleting the record would turn the memberships its groups gave into hand-added
+        ones: a person is removed by removing the user (or their groups at the provider)."""
+        return False

@@ -55,6 +55,9 @@ class SsoMembership(models.Model):
     class Meta:
         verbose_name = "membership from a group"
 
+    def __str__(self) -> str:
+        return f"{self.group} → {self.membership.tenant.slug}"
+
 
 class SsoGroupMapping(models.Model):
     """A group (or a pattern: `*` and `?`) at a provider → a tenant with a role, or the

@@ -15,7 +15,14 @@ from django.contrib.auth.models import User
 from django.test import Client
 from oauth2_provider.models import Application
 
-from accounts.models import Membership, OAuthGrant, SsoIdentity, SsoMembership, SsoSession
+from accounts.models import (
+    Membership,
+    OAuthGrant,
+    SsoGroupMapping,
+    SsoIdentity,
+    SsoMembership,
+    SsoSession,
+)
 from accounts.sso import discovery, failures
 from accounts.sso.login_form import LOCAL_LOGIN_OFF
 from accounts.sso.providers import provider_named
@@ -245,3 +252,23 @@ def test_a_bad_logout_token_is_refused(corp: IdP, token: str, description: str) 
     response = Client().post("/sso/corp/backchannel-logout", {"logout_token": token})
     assert response.status_code == 400
     assert response.json() == {"error": "invalid_request", "error_description": description}
+
+
+def test_only_operators_see_and_edit_the_group_mapping() -> None:
+    acme = Tenant.objects.create(slug="acme", name="Acme")
+    admin_of_acme = User.objects.create_user("ann", is_staff=True)
+    Membership.objects.create(user=admin_of_acme, tenant=acme, role="admin")
+    member = Client()
+    member.force_login(admin_of_acme)
+    assert member.get("/admin/accounts/ssogroupmapping/").status_code == 403
+    assert member.get("/admin/accounts/ssoidentity/").status_code == 403
+    operator = Client()
+    operator.force_login(User.objects.create_superuser("olga"))
+    add = "/admin/accounts/ssogroupmapping/add/"
+    both = operator.post(
+        add, {"group": "wb-*", "tenant": acme.pk, "role": "admin", "operators": "on"}
+    )
+    assert "Map the group either to a tenant or to the operators." in text_of(both)
+    saved = operator.post(add, {"group": "wb-acme-*", "tenant": acme.pk, "role": "admin"})
+    assert saved.status_code == 302
+    assert SsoGroupMapping.objects.get().tenant == acme

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,8 +41,11 @@ class IdP:
             headers={"content-type": "application/json"},
             method="POST",
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise AssertionError(f"{what}: {exc.code} {exc.read().decode()}") from None
 
     def register(self, redirect_uris: list[str], backchannel_logout_uri: str = "") -> None:
         client: dict[str, Any] = {

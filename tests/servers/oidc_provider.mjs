@@ -40,6 +40,12 @@ function build() {
       devInteractions: { enabled: false },
       backchannelLogout: { enabled: true },
     },
+    // The relying party under test listens on loopback, which the provider's own SSRF
+    // guard refuses: its back-channel logout is sent without that guard.
+    fetch: (url, options) => {
+      const { dispatcher, ...rest } = options;
+      return fetch(url, rest);
+    },
     interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
     async findAccount(ctx, sub) {
       const account = accounts.get(sub);
@@ -137,7 +143,7 @@ async function control(req, res, path) {
     try {
       await client.backchannelLogout(data.sub, sids.get(data.sub));
     } catch (error) {
-      return send(res, 502, { error: String(error.message) });
+      return send(res, 502, { error: `${error.message}: ${error.cause}` });
     }
   } else {
     return send(res, 404, { error: 'unknown control' });
