@@ -80,6 +80,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "accounts.middleware.OneTimePasswordMiddleware",
+    # A session opened through an identity provider that asks for re-checks (accounts/sso).
+    "accounts.sso.recheck.RecheckMiddleware",
     # Last, as django-axes asks: refuses a locked-out login before any view runs.
     "axes.middleware.AxesMiddleware",
 ]

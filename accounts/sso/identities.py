@@ -65,6 +65,7 @@ def signed_in(provider: Provider, issuer: str, claims: dict[str, Any]) -> SsoIde
         identity.email = str(claims.get("email") or "")[:254]
         identity.groups = _groups(provider, claims)
         identity.last_sign_in_at = identity.last_checked_at = timezone.now()
+        identity.logged_out_at = None
         identity.save()
     return identity
 

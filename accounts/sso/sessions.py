@@ -15,6 +15,8 @@ from accounts.models import OAuthGrant, SsoIdentity, SsoSession
 
 log = logging.getLogger("workbench.sso")
 
+SESSION_KEY = "workbench_sso"  # in a session opened through a provider: its identity
+
 
 def _store(session_key: str) -> Any:
     return import_module(settings.SESSION_ENGINE).SessionStore(session_key)

@@ -28,17 +28,16 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.models import SsoIdentity, SsoLogoutToken, SsoSession
-from accounts.sso import discovery, failures, group_mapping, identities
+from accounts.sso import discovery, failures, group_mapping, identities, recheck
 from accounts.sso.failures import SignInFailed
 from accounts.sso.http import ProviderUnreachable, request_json
 from accounts.sso.id_tokens import LogoutTokenRefused, id_token_claims, logout_token_claims
 from accounts.sso.providers import Provider, provider_named
-from accounts.sso.sessions import end_access
+from accounts.sso.sessions import SESSION_KEY, end_access
 
 log = logging.getLogger("workbench.sso")
 
 PENDING_KEY = "workbench_sso_pending"  # state -> what the callback checks
-SESSION_KEY = "workbench_sso"  # the signed-in session's identity and last check
 PENDING_SECONDS = 600
 PENDING_MAX = 5
 BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -116,6 +115,8 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
             "nonce": nonce,
             "code_challenge": challenge,
             "code_challenge_method": "S256",
+            # A refresh token (for the re-check) is only issued after an explicit consent.
+            **({"prompt": "consent"} if "offline_access" in provider.scopes else {}),
         }
     )
     separator = "&" if "?" in endpoint else "?"
@@ -135,7 +136,10 @@ def _take_pending(request: HttpRequest, name: str) -> dict[str, Any]:
     return entry
 
 
-def _exchange(request: HttpRequest, provider: Provider, entry: dict[str, Any]) -> dict[str, Any]:
+def _exchange(
+    request: HttpRequest, provider: Provider, entry: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the ID token's claims, checked; the token endpoint's answer)."""
     metadata = discovery.metadata(provider)
     title = provider.title
     error = request.GET.get("error")
@@ -161,7 +165,7 @@ def _exchange(request: HttpRequest, provider: Provider, entry: dict[str, Any]) -
     if status != 200 or not isinstance(tokens, dict) or not tokens.get("id_token"):
         detail = f"token endpoint status {status}"
         raise SignInFailed(failures.TOKEN_REFUSED.format(provider=title), detail)
-    return id_token_claims(provider, str(tokens["id_token"]), entry["nonce"])
+    return id_token_claims(provider, str(tokens["id_token"]), entry["nonce"]), tokens
 
 
 @never_cache
@@ -170,9 +174,11 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
     provider = _provider(name)
     try:
         entry = _take_pending(request, name)
-        claims = _exchange(request, provider, entry)
+        claims, tokens = _exchange(request, provider, entry)
         issuer = discovery.metadata(provider)["issuer"]
         identity = identities.signed_in(provider, issuer, claims)
+        recheck.store_tokens(identity, tokens)
+        identity.save(update_fields=["access_token", "refresh_token"])
         group_mapping.apply(identity, identity.groups)
     except ProviderUnreachable as exc:
         log.warning("sso provider unreachable", extra={"provider": name, "detail": str(exc)})
@@ -195,7 +201,7 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
         session_key=request.session.session_key or "",
         sid=str(claims.get("sid") or "")[:255],
     )
-    request.session[SESSION_KEY] = {"identity": identity.pk, "checked": time.time()}
+    request.session[SESSION_KEY] = {"identity": identity.pk}
     return HttpResponseRedirect(entry["next"])
 
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterator
+from datetime import timedelta
+from io import StringIO
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 from oauth2_provider.models import Application
 
 from accounts.models import (
@@ -272,3 +276,36 @@ def test_only_operators_see_and_edit_the_group_mapping() -> None:
     saved = operator.post(add, {"group": "wb-acme-*", "tenant": acme.pk, "role": "admin"})
     assert saved.status_code == 302
     assert SsoGroupMapping.objects.get().tenant == acme
+
+
+def test_a_provider_without_logout_is_re_checked_at_its_interval(corp: IdP, settings: Any) -> None:
+    """The refresh token's use and the userinfo endpoint: groups follow on an admin
+    request once due; a person gone at the provider loses access at the next check
+    (`manage.py sso_recheck` for those who only use a connector)."""
+    entry = corp.settings_entry(recheck_seconds=60, scopes="openid email groups offline_access")
+    settings.WORKBENCH_OIDC_PROVIDERS = [entry]
+    corp.person("u-kim", ["wb-acme-admins"])
+    client = Client()
+    sign_in(client, "u-kim")
+    identity = SsoIdentity.objects.get(subject="u-kim")
+    assert identity.refresh_token and "u-kim" not in identity.refresh_token  # encrypted
+    user = identity.user
+
+    corp.person("u-kim", ["wb-acme-readers"])
+    assert client.get("/admin/").status_code == 200  # not due yet: nothing asked
+    assert Membership.objects.get(user=user).role == "admin"
+    SsoIdentity.objects.filter(pk=identity.pk).update(
+        last_checked_at=timezone.now() - timedelta(seconds=61)
+    )
+    assert client.get("/admin/").status_code == 200
+    assert Membership.objects.get(user=user).role == "viewer"
+
+    corp.control("account/delete", sub="u-kim")
+    SsoIdentity.objects.filter(pk=identity.pk).update(
+        last_checked_at=timezone.now() - timedelta(seconds=61)
+    )
+    out = StringIO()
+    call_command("sso_recheck", stdout=out)
+    assert out.getvalue() == "Re-checked: 1 gone.\n"
+    assert client.get("/admin/").status_code == 302  # the session ended with the check
+    assert SsoIdentity.objects.get(pk=identity.pk).logged_out_at is not None

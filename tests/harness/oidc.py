@@ -52,7 +52,7 @@ class IdP:
             "client_id": CLIENT_ID,
             "client_secret": CLIENT_SECRET,
             "redirect_uris": redirect_uris,
-            "grant_types": ["authorization_code"],
+            "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
         }
         if backchannel_logout_uri:
