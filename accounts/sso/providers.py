@@ -34,6 +34,8 @@ class Provider:
     # Providers without back-channel logout: re-ask the userinfo endpoint at most this
     # often (seconds) during a session; 0: never.
     recheck_seconds: int = 0
+    # More parameters of the authorization request (e.g. Google's access_type=offline).
+    authorize_params: tuple[tuple[str, str], ...] = ()
 
     @property
     def discovery_url(self) -> str:
@@ -42,6 +44,28 @@ class Provider:
 
 def _secret_of(name: str) -> str:
     return os.environ.get(f"WORKBENCH_OIDC_{name.upper().replace('-', '_')}_CLIENT_SECRET", "")
+
+
+RESERVED_PARAMS = frozenset(
+    {
+        "response_type",
+        "client_id",
+        "redirect_uri",
+        "scope",
+        "state",
+        "nonce",
+        "code_challenge",
+        "code_challenge_method",
+    }
+)
+
+
+def _authorize_params(where: str, value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or RESERVED_PARAMS & set(value):
+        raise ImproperlyConfigured(
+            f"{where}: authorize_params must be an object without the flow's own parameters."
+        )
+    return tuple((str(k), str(v)) for k, v in value.items())
 
 
 def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
@@ -74,6 +98,7 @@ def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
             groups_claim=str(item.get("groups_claim") or "groups"),
             emails_verified=bool(item.get("emails_verified", False)),
             recheck_seconds=int(item.get("recheck_seconds") or 0),
+            authorize_params=_authorize_params(where, item.get("authorize_params") or {}),
         )
     return found
 

@@ -1,9 +1,12 @@
 """The bounded re-check of a person at a provider that cannot tell us they left (no
 back-channel logout): at most every `recheck_seconds` of the provider, the refresh token
-is used (when the sign-in got one: scope `offline_access`) and the userinfo endpoint
-asked. A refused refresh token or userinfo answer ends the person's access
+is used (when the sign-in got one: scope `offline_access`, or the provider's own way in
+`authorize_params`) and the userinfo endpoint asked with the access token it gives. A
+refused refresh token, or a userinfo refusal right after a refresh, ends the person's access
 (`sessions.end_access`); the groups it returns move the memberships as a sign-in does.
-A provider that cannot be reached changes nothing (logged): the next check asks again.
+Without a refresh token, a refused userinfo answer ends nothing (the access token may only
+have expired). A provider that cannot be reached changes nothing (logged): the next check
+asks again.
 
 Run on the person's admin requests (`RecheckMiddleware`) and, for people who only use a
 connector, by `manage.py sso_recheck` (a cron job, as often as the interval).
@@ -72,7 +75,8 @@ def check(identity: SsoIdentity) -> str:
                 "GET", endpoint, headers={"Authorization": f"Bearer {token}"}
             )
             if status in (401, 403):
-                outcome = GONE
+                # Without a refresh token, a refused access token may only have expired.
+                outcome = GONE if identity.refresh_token else UNKNOWN
             elif status != 200 or not isinstance(claims, dict):
                 outcome = UNKNOWN
             elif claims.get("sub") != identity.subject:

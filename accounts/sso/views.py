@@ -117,6 +117,7 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
             "code_challenge_method": "S256",
             # A refresh token (for the re-check) is only issued after an explicit consent.
             **({"prompt": "consent"} if "offline_access" in provider.scopes else {}),
+            **dict(provider.authorize_params),
         }
     )
     separator = "&" if "?" in endpoint else "?"

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
@@ -29,7 +30,7 @@ from accounts.models import (
 )
 from accounts.sso import discovery, failures
 from accounts.sso.login_form import LOCAL_LOGIN_OFF
-from accounts.sso.providers import provider_named
+from accounts.sso.providers import parse, provider_named
 from tests.harness.net import free_port
 from tests.harness.oidc import IdP, running_idp, sign_in_at_provider
 from toolboxes.models import Tenant
@@ -309,3 +310,42 @@ def test_a_provider_without_logout_is_re_checked_at_its_interval(corp: IdP, sett
     assert out.getvalue() == "Re-checked: 1 gone.\n"
     assert client.get("/admin/").status_code == 302  # the session ended with the check
     assert SsoIdentity.objects.get(pk=identity.pk).logged_out_at is not None
+
+
+def test_the_providers_setting_is_checked_and_secrets_may_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WORKBENCH_OIDC_OKTA_PROD_CLIENT_SECRET", "from-env")
+    found = parse(
+        [
+            {
+                "name": "okta-prod",
+                "issuer": "https://corp.okta.com/oauth2/default/",
+                "client_id": "0oa1",
+                "scopes": "email groups",
+                "authorize_params": {"access_type": "offline"},
+            }
+        ]
+    )["okta-prod"]
+    assert found.client_secret == "from-env"
+    assert found.issuer == "https://corp.okta.com/oauth2/default"
+    assert found.scopes == ("openid", "email", "groups")
+    assert found.authorize_params == (("access_type", "offline"),)
+    refusals = {
+        "WORKBENCH_OIDC_PROVIDERS[0]: name must match ^[a-z0-9][a-z0-9-]{0,39}$.": [
+            {"name": "Okta Prod", "issuer": "x", "client_id": "y"}
+        ],
+        "WORKBENCH_OIDC_PROVIDERS[0]: issuer is required.": [{"name": "a", "client_id": "y"}],
+        "WORKBENCH_OIDC_PROVIDERS[1]: the name 'a' is used twice.": [
+            {"name": "a", "issuer": "x", "client_id": "y"},
+            {"name": "a", "issuer": "x", "client_id": "y"},
+        ],
+        "WORKBENCH_OIDC_PROVIDERS[0]: authorize_params must be an object without the flow's "
+        "own parameters.": [
+            {"name": "a", "issuer": "x", "client_id": "y", "authorize_params": {"nonce": "1"}}
+        ],
+    }
+    for message, items in refusals.items():
+        with pytest.raises(ImproperlyConfigured) as raised:
+            parse(items)
+        assert str(raised.value) == message
