@@ -47,7 +47,8 @@ def request_json(method: str, url: str, **kwargs: Any) -> tuple[int, Any]:
     except ProviderUnreachable:
         raise
     except Exception as exc:  # refused by the egress policy, DNS, connect, timeout
-        raise ProviderUnreachable(f"{method} {url}: {type(exc).__name__}: {exc}") from None
+        detail = getattr(exc, "detail", "") or str(exc)  # the gateway's failures keep one
+        raise ProviderUnreachable(f"{method} {url}: {type(exc).__name__}: {detail}") from None
 
 
 def get_json(url: str, **kwargs: Any) -> Any:

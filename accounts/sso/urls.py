@@ -1,5 +1,6 @@
 """/sso/<provider>/login, /callback (the redirect URI to register at the provider) and
-/backchannel-logout (its back-channel logout URI)."""
+/backchannel-logout (its back-channel logout URI), /frontchannel-logout (or its
+front-channel one, where it has only that)."""
 
 from django.urls import path
 
@@ -9,4 +10,7 @@ urlpatterns = [
     path("<str:name>/login", views.start, name="sso_login"),
     path("<str:name>/callback", views.callback, name="sso_callback"),
     path("<str:name>/backchannel-logout", views.backchannel_logout, name="sso_backchannel_logout"),
+    path(
+        "<str:name>/frontchannel-logout", views.frontchannel_logout, name="sso_frontchannel_logout"
+    ),
 ]

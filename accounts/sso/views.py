@@ -245,3 +245,24 @@ def backchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
     response = HttpResponse(status=200)
     response["Cache-Control"] = "no-store"
     return response
+
+
+@never_cache
+@require_GET
+def frontchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
+    """OpenID Connect Front-Channel Logout 1.0, for providers without the back channel
+    (Entra ID): the provider's page loads this with its `iss` and the session's `sid`
+    (which only the provider and this gateway know); that session's admin sessions end
+    and the person's grants go, as a back-channel logout does."""
+    provider = _provider(name)
+    sid, iss = request.GET.get("sid", ""), request.GET.get("iss", "")
+    try:
+        issuer = discovery.metadata(provider)["issuer"]
+    except ProviderUnreachable:
+        return HttpResponse("The provider could not be reached.", status=503)
+    if not sid or iss != issuer:
+        return HttpResponse("The iss and sid parameters are required.", status=400)
+    found = SsoIdentity.objects.filter(issuer=issuer, sessions__sid=sid).distinct()
+    for identity in list(found):
+        end_access(identity, sid)
+    return HttpResponse("", status=200)

@@ -349,3 +349,27 @@ def test_the_providers_setting_is_checked_and_secrets_may_come_from_the_environm
         with pytest.raises(ImproperlyConfigured) as raised:
             parse(items)
         assert str(raised.value) == message
+
+
+def test_the_egress_policy_applies_to_the_provider(corp: IdP, settings: Any, caplog: Any) -> None:
+    """The provider on loopback, which the tests' policy allows: refused once not allowed."""
+    settings.WORKBENCH_EGRESS_ALLOW = []
+    response = Client().get("/sso/corp/login")
+    assert response.status_code == 502
+    assert failures.PROVIDER_DOWN.format(provider=TITLE) in text_of(response)
+    details = [getattr(record, "detail", "") for record in caplog.records]
+    assert any("egress refused" in d and "loopback" in d for d in details), details
+
+
+def test_a_front_channel_logout_ends_that_session(corp: IdP) -> None:
+    corp.person("u-lou", ["wb-acme-admins"])
+    client = Client()
+    sign_in(client, "u-lou")
+    sid = SsoSession.objects.get(identity__subject="u-lou").sid
+    url = "/sso/corp/frontchannel-logout"
+    assert Client().get(url, {"iss": "https://elsewhere.example", "sid": sid}).status_code == 400
+    assert Client().get(url, {"iss": corp.issuer, "sid": "not-a-session"}).status_code == 200
+    assert client.get("/admin/").status_code == 200  # nothing ended yet
+    assert Client().get(url, {"iss": corp.issuer, "sid": sid}).status_code == 200
+    assert client.get("/admin/").status_code == 302
+    assert SsoIdentity.objects.get(subject="u-lou").logged_out_at is not None
