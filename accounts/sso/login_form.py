@@ -10,6 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from accounts.sso.providers import all_providers
 
 LOCAL_LOGIN_OFF = (
     "Passwords are turned off here: sign in with your identity provider (the button above)."
@@ -32,3 +35,12 @@ class LoginForm(AdminAuthenticationForm):
         super().confirm_login_allowed(user)
         if not may_use_password(user):
             raise ValidationError(LOCAL_LOGIN_OFF, code="local_login_off")
+
+
+def login_url() -> str:
+    """Where a page that needs a signed-in person sends the browser (the OAuth consent
+    page): straight to the provider when it is the only way in, else the login page."""
+    providers = list(all_providers())
+    if not local_login_on() and len(providers) == 1:
+        return reverse("sso_login", args=providers[0:1])
+    return reverse("admin:login")

@@ -373,3 +373,11 @@ def test_a_front_channel_logout_ends_that_session(corp: IdP) -> None:
     assert Client().get(url, {"iss": corp.issuer, "sid": sid}).status_code == 200
     assert client.get("/admin/").status_code == 302
     assert SsoIdentity.objects.get(subject="u-lou").logged_out_at is not None
+
+
+def test_the_consent_page_sends_straight_to_the_only_way_in(corp: IdP, settings: Any) -> None:
+    authorize = "/oauth/authorize?client_id=c&response_type=code"
+    assert Client().get(authorize)["Location"].startswith("/admin/login/?next=")
+    settings.WORKBENCH_LOCAL_LOGIN = False
+    sent = Client().get(authorize)["Location"]
+    assert sent == "/sso/corp/login?next=/oauth/authorize%3Fclient_id%3Dc%26response_type%3Dcode"
