@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any
 
+from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from accounts.sso.http import ProviderUnreachable, get_json
@@ -51,7 +52,10 @@ def keys(provider: Provider, kid: str | None = None) -> KeySet:
         if known or now - _refetched.get(uri, -REFETCH_SECONDS) < REFETCH_SECONDS:
             return cached[1]
         _refetched[uri] = now
-    key_set = KeySet.import_key_set(get_json(uri))
+    try:
+        key_set = KeySet.import_key_set(get_json(uri))
+    except (JoseError, ValueError, TypeError, KeyError) as exc:
+        raise ProviderUnreachable(f"{uri}: not a key set ({type(exc).__name__})") from None
     with _lock:
         _keys[uri] = (now, key_set)
     return key_set

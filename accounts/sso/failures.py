@@ -39,6 +39,7 @@ NO_TENANT = (
     "tenant, then sign in again."
 )
 NO_GROUPS = "none"
+INACTIVE = "Your Workbench account is deactivated: ask a Workbench operator."
 
 
 class SignInFailed(Exception):

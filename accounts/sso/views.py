@@ -13,6 +13,7 @@ import logging
 import re
 import secrets
 import time
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -31,7 +33,12 @@ from accounts.models import SsoIdentity, SsoLogoutToken, SsoSession
 from accounts.sso import discovery, failures, group_mapping, identities, recheck
 from accounts.sso.failures import SignInFailed
 from accounts.sso.http import ProviderUnreachable, request_json
-from accounts.sso.id_tokens import LogoutTokenRefused, id_token_claims, logout_token_claims
+from accounts.sso.id_tokens import (
+    LOGOUT_TOKEN_SECONDS,
+    LogoutTokenRefused,
+    id_token_claims,
+    logout_token_claims,
+)
 from accounts.sso.providers import Provider, provider_named
 from accounts.sso.sessions import SESSION_KEY, end_access
 
@@ -166,7 +173,28 @@ def _exchange(
     if status != 200 or not isinstance(tokens, dict) or not tokens.get("id_token"):
         detail = f"token endpoint status {status}"
         raise SignInFailed(failures.TOKEN_REFUSED.format(provider=title), detail)
-    return id_token_claims(provider, str(tokens["id_token"]), entry["nonce"]), tokens
+    claims = id_token_claims(provider, str(tokens["id_token"]), entry["nonce"])
+    if provider.groups_claim not in claims:
+        claims.update(_userinfo_groups(provider, metadata, claims, tokens))
+    return claims, tokens
+
+
+def _userinfo_groups(
+    provider: Provider, metadata: dict[str, Any], claims: dict[str, Any], tokens: dict[str, Any]
+) -> dict[str, Any]:
+    """The groups from the userinfo endpoint, for providers that leave them out of the ID
+    token (OpenID Connect's default for claims asked by scope): only for the same `sub`."""
+    endpoint, token = metadata.get("userinfo_endpoint"), tokens.get("access_token")
+    if not endpoint or not token:
+        return {}
+    status, info = request_json("GET", endpoint, headers={"Authorization": f"Bearer {token}"})
+    if status != 200 or not isinstance(info, dict) or info.get("sub") != claims["sub"]:
+        return {}
+    return (
+        {provider.groups_claim: info[provider.groups_claim]}
+        if provider.groups_claim in info
+        else {}
+    )
 
 
 @never_cache
@@ -189,6 +217,8 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
         log.warning("sso sign-in refused", extra={"provider": name, "detail": exc.detail})
         return failed_page(request, provider, exc.text, exc.status)
     user = identity.user
+    if not user.is_active:
+        return failed_page(request, provider, failures.INACTIVE, 403)
     if not user.is_staff:
         text = failures.NO_TENANT.format(
             provider=provider.title,
@@ -230,6 +260,9 @@ def backchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
         return _logout_answer(str(exc))
     except ProviderUnreachable:
         return _logout_answer("the provider's keys could not be fetched", 503)
+    # A jti older than the tokens accepted (by iat) can no longer be replayed: forgotten.
+    stale = timezone.now() - timedelta(seconds=2 * LOGOUT_TOKEN_SECONDS)
+    SsoLogoutToken.objects.filter(received_at__lt=stale).delete()
     try:
         with transaction.atomic():
             SsoLogoutToken.objects.create(issuer=issuer, jti=claims["jti"][:255])

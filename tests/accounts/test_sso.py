@@ -381,3 +381,24 @@ def test_the_consent_page_sends_straight_to_the_only_way_in(corp: IdP, settings:
     settings.WORKBENCH_LOCAL_LOGIN = False
     sent = Client().get(authorize)["Location"]
     assert sent == "/sso/corp/login?next=/oauth/authorize%3Fclient_id%3Dc%26response_type%3Dcode"
+
+
+def test_groups_left_out_of_the_id_token_come_from_userinfo(corp: IdP) -> None:
+    corp.control("conform", on=True)
+    try:
+        corp.person("u-max", ["wb-acme-admins"])
+        assert sign_in(Client(), "u-max").status_code == 302
+    finally:
+        corp.control("conform", on=False)
+    user = SsoIdentity.objects.get(subject="u-max").user
+    assert Membership.objects.get(user=user).role == "admin"
+
+
+def test_a_deactivated_user_is_not_signed_in(corp: IdP) -> None:
+    corp.person("u-ned", ["wb-acme-admins"])
+    sign_in(Client(), "u-ned")
+    User.objects.filter(sso_identities__subject="u-ned").update(is_active=False)
+    client = Client()
+    response = sign_in(client, "u-ned")
+    assert response.status_code == 403 and failures.INACTIVE in text_of(response)
+    assert client.get("/admin/").status_code == 302

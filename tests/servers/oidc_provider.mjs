@@ -17,6 +17,7 @@ let keys = [];
 let clients = [];
 let provider;
 let tamper = null; // the next token response's alteration
+let conform = false; // true: scope-requested claims (groups) only at userinfo, as by default
 
 async function newKey() {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -29,7 +30,7 @@ function build() {
     clients,
     jwks: { keys },
     cookies: { keys: ['test-cookie-key'] },
-    conformIdTokenClaims: false,
+    conformIdTokenClaims: conform,
     scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
     claims: {
       email: ['email', 'email_verified'],
@@ -126,6 +127,9 @@ async function control(req, res, path) {
     accounts.delete(data.sub);
   } else if (path === '/control/rotate') {
     keys = [await newKey(), ...keys];
+    build();
+  } else if (path === '/control/conform') {
+    conform = Boolean(data.on);
     build();
   } else if (path === '/control/tamper') {
     tamper = data.mode;
