@@ -72,10 +72,17 @@ def _safe_next(request: HttpRequest, target: str | None) -> str:
     return reverse("admin:index")
 
 
-def failed_page(request: HttpRequest, provider: Provider | None, text: str, status: int):
+def failed_page(
+    request: HttpRequest,
+    provider: Provider | None,
+    text: str,
+    status: int,
+    title: str = "Sign-in failed",
+) -> TemplateResponse:
     context = {
         **admin.site.each_context(request),
-        "title": "Sign-in failed",
+        "is_nav_sidebar_enabled": False,  # nobody is signed in: no apps to list
+        "title": title,
         "text": text,
         "login_url": reverse("admin:login"),
         "provider": provider,
@@ -225,7 +232,7 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
             user=claims.get("email") or claims.get("preferred_username") or claims["sub"],
             groups=", ".join(identity.groups) or failures.NO_GROUPS,
         )
-        return failed_page(request, provider, text, 403)
+        return failed_page(request, provider, text, 403, title="No tenant for you yet")
     login(request, user, backend=BACKEND)
     SsoSession.objects.create(
         identity=identity,

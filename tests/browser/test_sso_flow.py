@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from accounts.models import Membership, OAuthGrant, SsoIdentity
-from accounts.sso import discovery
+from accounts.sso import discovery, failures
 from accounts.sso.login_form import LOCAL_LOGIN_OFF
 from tests.accounts.oauth_client import REDIRECT_URI, pkce
 from tests.harness.oidc import IdP, running_idp
@@ -126,6 +126,22 @@ def test_groups_decide_the_role_and_a_change_applies_at_the_next_sign_in(
 
     text = chromium.run(identity_page)
     assert "u-ada" in text and "wb-acme-readers" in text and "corp" in text
+
+    # Someone whose groups give no tenant: signed in to nothing, and told so.
+    corp.person("u-sam", ["sales"])
+    stranger = chromium.new_page(base)
+
+    def no_tenant() -> tuple[str, int]:
+        sign_in_with_provider(stranger, "u-sam")
+        snap(chromium, stranger, "sso-no-tenant")
+        text = stranger.inner_text("#sso-failure")
+        return text, stranger.goto("/admin/").url.count("/admin/login/")
+
+    text, at_login = chromium.run(no_tenant)
+    assert text == failures.NO_TENANT.format(
+        provider="Corp IdP", user="u-sam@corp.example", groups="sales"
+    )
+    assert at_login == 1
 
 
 def test_consent_through_the_provider_then_back_channel_logout_ends_everything(
