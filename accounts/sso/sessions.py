@@ -29,6 +29,14 @@ def end_sessions(sessions: list[SsoSession]) -> int:
     return len(sessions)
 
 
+def forget_ended_sessions(identity: SsoIdentity) -> None:
+    """Drop the records of this person's sessions that ended on their own (logged out,
+    expired), so that the table holds live sessions only."""
+    for session in SsoSession.objects.filter(identity=identity):
+        if not _store(session.session_key).exists(session.session_key):
+            session.delete()
+
+
 def end_access(identity: SsoIdentity, sid: str = "") -> tuple[int, int]:
     """(sessions ended, grants revoked). With a `sid`, only that provider session's admin
     sessions end; the person's grants are revoked either way."""

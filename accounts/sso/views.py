@@ -40,7 +40,7 @@ from accounts.sso.id_tokens import (
     logout_token_claims,
 )
 from accounts.sso.providers import Provider, provider_named
-from accounts.sso.sessions import SESSION_KEY, end_access
+from accounts.sso.sessions import SESSION_KEY, end_access, forget_ended_sessions
 
 log = logging.getLogger("workbench.sso")
 
@@ -234,6 +234,7 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
         )
         return failed_page(request, provider, text, 403, title="No tenant for you yet")
     login(request, user, backend=BACKEND)
+    forget_ended_sessions(identity)
     SsoSession.objects.create(
         identity=identity,
         session_key=request.session.session_key or "",

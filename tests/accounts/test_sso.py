@@ -95,6 +95,9 @@ def test_first_sign_in_creates_the_user_with_the_groups_memberships(corp: IdP) -
     assert given == {"acme": "wb-acme-admins", "globex": "wb-globex-viewers"}
     assert client.get("/admin/").status_code == 200
     assert SsoSession.objects.filter(identity=identity).count() == 1
+    client.post("/admin/logout/")
+    sign_in(Client(), "u-ada")  # the record of the session logged out is gone
+    assert SsoSession.objects.filter(identity=identity).count() == 1
 
 
 def test_memberships_follow_the_groups_and_hand_added_ones_stay(corp: IdP) -> None:
