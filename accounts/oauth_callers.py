@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from oauth2_provider.models import get_access_token_model
 
-from accounts.models import OAuthGrant
+from accounts.models import GrantScope, OAuthGrant
 from accounts.oauth_config import ACCESS_TOKEN_PREFIX
 from toolboxes import versions
 
@@ -32,7 +32,8 @@ class TokenCaller:
     toolboxes: frozenset[str] | None  # None: every toolbox of the tenant
     expires_at: float
     member: str  # the user's name, for the call log
-    refusal: str  # "" while usable; else revoked_grant, inactive_user, not_a_member, viewer_role
+    refusal: str  # "" while usable; else revoked_grant, inactive_user, not_a_member, viewer_role,
+    # api_scope (a sign-in for the management API)
     version: int  # the tenant's configuration version this answer was read at
 
 
@@ -73,6 +74,7 @@ def token_caller(checksum: str) -> TokenCaller | None:
         toolboxes=names if grant.limited else None,
         expires_at=access_token.expires.timestamp(),
         member=grant.user.get_username(),
-        refusal=grant.refusal(),
+        # A sign-in for the management API is never one for /mcp.
+        refusal="api_scope" if grant.scope == GrantScope.API else grant.refusal(),
         version=version,
     )

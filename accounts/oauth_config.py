@@ -17,6 +17,11 @@ from django.conf import settings
 ACCESS_TOKEN_PREFIX = "wbo_"
 REFRESH_TOKEN_PREFIX = "wbr_"
 MCP_SCOPE = "mcp"
+# A sign-in for the management API (/api/v1), acting with the member's roles in one tenant;
+# never valid at /mcp, as an MCP sign-in is never valid at /api/v1.
+API_SCOPE = "api"
+API_RESOURCE_PATH = "/api/v1"
+API_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource" + API_RESOURCE_PATH
 TOKEN_BYTES = 32
 
 
@@ -48,7 +53,10 @@ def provider_settings(
     if loopback_http and "http" not in schemes:
         schemes.append("http")  # accepted for loopback hosts only (accounts.oauth_clients)
     return {
-        "SCOPES": {MCP_SCOPE: "Use the tenant's toolboxes through /mcp"},
+        "SCOPES": {
+            MCP_SCOPE: "Use the tenant's toolboxes through /mcp",
+            API_SCOPE: "Manage the tenant through the management API (/api/v1), with your roles",
+        },
         "DEFAULT_SCOPES": [MCP_SCOPE],
         "ACCESS_TOKEN_EXPIRE_SECONDS": access_token_seconds,
         "REFRESH_TOKEN_EXPIRE_SECONDS": refresh_token_seconds,

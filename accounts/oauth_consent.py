@@ -5,8 +5,10 @@ page is DOT's authorization view with the member's choices added: which tenant (
 memberships), which toolboxes (all, or some: the same scoping as an API key). The grant it
 records is what every token issued from the code resolves to.
 
-Only a tenant's admins may connect a client: a viewer reads the configuration in the
-admin, and /mcp runs the tenant's tools (README "People and access"). An error in an
+Only a tenant's admins may connect a client to /mcp: a viewer reads the configuration in
+the admin, and /mcp runs the tenant's tools (README "People and access"). A sign-in for the
+management API (scope `api`, resource `/api/v1`) acts with the member's role in the chosen
+tenant, whichever it is, and chooses no toolboxes. An error in an
 authorization request of a client nobody verified (it registered itself) is shown here,
 never sent to its redirect URI: that would make this server an open redirector for
 anyone who registers a client (RFC 6749 §4.1.2.1 allows it for an invalid one).
@@ -32,15 +34,17 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from accounts.middleware import CSP_FORM_ACTION_ATTRIBUTE
-from accounts.models import Membership, OAuthGrant, OneTimePassword
+from accounts.models import GrantScope, Membership, OAuthGrant, OneTimePassword
 from accounts.oauth_clients import redirect_uri_refusal
+from accounts.oauth_config import API_SCOPE, MCP_SCOPE
 from accounts.oauth_validator import GRANT_CREDENTIAL
-from accounts.oauth_views import resource_id
+from accounts.oauth_views import api_resource_id, resource_id
 from accounts.roles import ADMIN
 from accounts.sso.login_form import login_url
 from toolboxes.models import Toolbox
 
 SELF_REGISTERED = ("dcr", "cimd")  # RegistrationSource values of clients nobody vetted
+ONE_KIND = f"Ask for scope {MCP_SCOPE} or scope {API_SCOPE}, not both."
 NOT_A_MEMBER = "You are not a member of any tenant: ask a tenant admin to add you."
 VIEWER_ONLY = (
     "You are a viewer of your tenants: only a tenant's admins may connect a client, which "
@@ -65,17 +69,18 @@ class ConsentForm(AllowForm):
         coerce=int, required=False, widget=forms.CheckboxSelectMultiple
     )
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, api: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         memberships = Membership.objects.filter(user=user).select_related("tenant")
         active = [m for m in memberships if m.tenant.is_active]
-        tenants = [m.tenant for m in active if m.role == ADMIN]
-        self.viewer_of = [m.tenant for m in active if m.role != ADMIN]
+        # The management API acts with the member's role, whichever; /mcp runs tools.
+        tenants = [m.tenant for m in active if api or m.role == ADMIN]
+        self.viewer_of = [m.tenant for m in active if not api and m.role != ADMIN]
         self.fields["tenant"].choices = [(t.pk, f"{t.name or t.slug} ({t.slug})") for t in tenants]
         if len(tenants) == 1:
             self.fields["tenant"].initial = tenants[0].pk
         self.toolbox_rows = list(
-            Toolbox.objects.filter(tenant__in=tenants)
+            Toolbox.objects.filter(tenant__in=[] if api else tenants)
             .select_related("tenant")
             .order_by("tenant__slug", "name")
         )
@@ -111,14 +116,17 @@ class ConsentView(AuthorizationView):
     # --- the request, checked before anything is shown -------------------------------
 
     def validate_authorization_request(self, request: HttpRequest) -> tuple[Any, Any]:
-        """DOT's checks (client, redirect URI, PKCE S256), then the resource: required,
-        and this server's MCP endpoint."""
+        """DOT's checks (client, redirect URI, PKCE S256), one kind of scope, then the
+        resource: required, and this server's MCP endpoint (scope mcp) or its management
+        API (scope api)."""
         scopes, credentials = super().validate_authorization_request(request)
         if credentials.get("code_challenge_method") != "S256":  # oauthlib's default: plain
             raise _refused(
                 credentials, "The code_challenge_method must be S256.", error="invalid_request"
             )
-        expected = resource_id(request)
+        if API_SCOPE in scopes and len(set(scopes)) > 1:
+            raise _refused(credentials, ONE_KIND, error="invalid_scope")
+        expected = _expected_resource(request, scopes)
         resources = request.GET.getlist("resource")
         if not resources:
             raise _refused(credentials, f"The resource parameter is required: use '{expected}'.")
@@ -164,7 +172,12 @@ class ConsentView(AuthorizationView):
     # --- the page ------------------------------------------------------------------------
 
     def get_form_kwargs(self) -> dict[str, Any]:
-        return {**super().get_form_kwargs(), "user": self.request.user}
+        return {**super().get_form_kwargs(), "user": self.request.user, "api": self._api()}
+
+    def _api(self) -> bool:
+        """Whether the sign-in asked for is the management API's (scope api)."""
+        scope = self.request.POST.get("scope") or self.request.GET.get("scope") or ""
+        return API_SCOPE in scope.split()
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
@@ -181,6 +194,7 @@ class ConsentView(AuthorizationView):
             redirect_host=urlsplit(redirect_uri).netloc,
             redirect_source=csp_source(redirect_uri),
             viewer_of=form.viewer_of,
+            api=self._api(),
             refusal=self._refusal(form),
         )
         return context
@@ -215,7 +229,8 @@ class ConsentView(AuthorizationView):
         leaves no grant behind); the validator ties the code to the grant."""
         if not allow:
             return super().create_authorization_response(request, scopes, credentials, allow)
-        expected = resource_id(request)
+        api = API_SCOPE in scopes.split()
+        expected = _expected_resource(request, [API_SCOPE] if api else [])
         resources = credentials.get("resource") or []
         if not resources or any(_canonical(r) != _canonical(expected) for r in resources):
             raise _refused(credentials, f"The resource must be '{expected}'.")
@@ -227,12 +242,17 @@ class ConsentView(AuthorizationView):
                 user=request.user,
                 tenant_id=self._choice["tenant"],
                 application=_application_of(credentials["client_id"]),
-                limited=bool(self._choice.get("toolboxes")),
+                limited=bool(self._choice.get("toolboxes")) and not api,
+                scope=GrantScope.API if api else GrantScope.MCP,
             )
-            if self._choice.get("toolboxes"):
+            if self._choice.get("toolboxes") and not api:
                 grant.toolboxes.set(self._choice["toolboxes"])
             credentials[GRANT_CREDENTIAL] = grant.pk
             return super().create_authorization_response(request, scopes, credentials, allow)
+
+
+def _expected_resource(request: HttpRequest, scopes: list[str]) -> str:
+    return api_resource_id(request) if API_SCOPE in scopes else resource_id(request)
 
 
 def _refused(

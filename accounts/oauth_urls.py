@@ -12,8 +12,14 @@ from oauth2_provider.views import (
 )
 
 from accounts.oauth_clients import RegistrationView
+from accounts.oauth_config import API_RESOURCE_METADATA_PATH
 from accounts.oauth_consent import ConsentView
-from accounts.oauth_views import ResourceMetadataView, TokenEndpoint, not_found
+from accounts.oauth_views import (
+    ApiResourceMetadataView,
+    ResourceMetadataView,
+    TokenEndpoint,
+    not_found,
+)
 
 _named = [
     path(
@@ -28,6 +34,8 @@ _named = [
         name="oauth-resource-metadata",
     ),
     path(".well-known/oauth-protected-resource", ResourceMetadataView.as_view()),
+    # The management API's.
+    path(API_RESOURCE_METADATA_PATH.lstrip("/"), ApiResourceMetadataView.as_view()),
     path("oauth/authorize", ConsentView.as_view(), name="authorize"),
     path("oauth/token", TokenEndpoint.as_view(), name="token"),
     path("oauth/revoke", RevokeTokenView.as_view(), name="revoke-token"),

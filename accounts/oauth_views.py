@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from oauth2_provider.views import OAuthProtectedResourceMetadataView, TokenView
 
 from accounts.oauth_callers import RESOURCE_PATH
+from accounts.oauth_config import API_RESOURCE_PATH, API_SCOPE, MCP_SCOPE
 
 
 def resource_id(request: HttpRequest) -> str:
@@ -25,6 +26,11 @@ def resource_id(request: HttpRequest) -> str:
 def public_base(request: HttpRequest) -> str:
     """Where the authorization server is (its issuer): the resource without `/mcp`."""
     return resource_id(request).removesuffix(RESOURCE_PATH)
+
+
+def api_resource_id(request: HttpRequest) -> str:
+    """The management API as a protected resource: beside /mcp, at /api/v1."""
+    return public_base(request) + API_RESOURCE_PATH
 
 
 def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
@@ -43,6 +49,19 @@ class ResourceMetadataView(OAuthProtectedResourceMetadataView):
 
     def get_authorization_servers(self, request: HttpRequest) -> list[str]:
         return [public_base(request)]
+
+    def get_scopes_supported(self) -> list[str]:
+        return [MCP_SCOPE]
+
+
+class ApiResourceMetadataView(ResourceMetadataView):
+    """RFC 9728 for the management API: its sign-ins ask for scope `api`."""
+
+    def get_resource(self, request: HttpRequest) -> str:
+        return api_resource_id(request)
+
+    def get_scopes_supported(self) -> list[str]:
+        return [API_SCOPE]
 
 
 class TokenEndpoint(TokenView):

@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,18 @@ for slug in {slugs!r}:
     print("KEY", slug, ApiKey.issue(tenant)[1])
 """
 ECHO = {"tool": {"toolbox": "dev", "server": "fixture", "name": "echo"}, "arguments": {}}
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The exception inside the client's task groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def described(slug: str, exc: BaseException) -> str:
+    inner = leaf(exc)
+    return f"{slug}: {type(inner).__name__}: {inner}"[:200]
 
 
 def marker(slug: str) -> str:
@@ -190,6 +202,22 @@ def all_up(sock: Path, count: int) -> bool:
     return False
 
 
+@asynccontextmanager
+async def tenant_session(base: str, slug: str, key: str) -> AsyncIterator[ClientSession]:
+    """A client session at the tenant's own endpoint, through the balancer, toolbox open."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
+        streamable_http_client(f"{base}/mcp/t/{slug}", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        opened = await session.call_tool("open_toolbox", {"toolbox": "dev"})
+        if opened.is_error:
+            raise RuntimeError(f"open: {opened.content}")
+        yield session
+
+
 @dataclass
 class Load:
     """Sessions of every tenant calling through the balancer until stopped; each failed
@@ -204,19 +232,9 @@ class Load:
     running: bool = True
 
     async def tenant_loop(self, slug: str) -> None:
-        url = f"{self.base}/mcp/t/{slug}"
-        headers = {"Authorization": f"Bearer {self.keys[slug]}"}
         while self.running:
             try:
-                async with (
-                    httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
-                    streamable_http_client(url, http_client=http) as (read, write),
-                    ClientSession(read, write) as session,
-                ):
-                    await session.initialize()
-                    opened = await session.call_tool("open_toolbox", {"toolbox": "dev"})
-                    if opened.is_error:
-                        raise RuntimeError(f"open: {opened.content}")
+                async with tenant_session(self.base, slug, self.keys[slug]) as session:
                     while self.running:
                         result = await session.call_tool("use_tool", ECHO)
                         if result.is_error:
@@ -225,7 +243,7 @@ class Load:
             except Exception as exc:  # a lost call: counted, and a new session
                 if self.running:
                     self.failed += 1
-                    self.failures.append(f"{slug}: {type(exc).__name__}: {exc}"[:200])
+                    self.failures.append(described(slug, exc))
 
     async def run_while(self, action: Coroutine[Any, Any, None]) -> None:
         """Call until `action` (the fault) is done."""
@@ -241,24 +259,22 @@ class Load:
             await asyncio.wait(loops, timeout=HTTP_TIMEOUT)
 
 
-async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> None:
+async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Load:
     """Each tenant: `per_tenant` sessions, each opening the toolbox and calling once."""
     load = Load(base, keys, 1)
 
     async def one(slug: str) -> None:
-        url = f"{base}/mcp/t/{slug}"
-        headers = {"Authorization": f"Bearer {keys[slug]}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.call_tool("open_toolbox", {"toolbox": "dev"})
-            result = await session.call_tool("use_tool", ECHO)
-            load.ok += not result.is_error
+        try:
+            async with tenant_session(base, slug, keys[slug]) as session:
+                result = await session.call_tool("use_tool", ECHO)
+                load.ok += not result.is_error
+                load.failed += result.is_error
+        except Exception as exc:  # counted and shown, not fatal to the measurement
+            load.failed += 1
+            load.failures.append(described(slug, exc))
 
     await asyncio.gather(*(one(slug) for slug in keys for _ in range(per_tenant)))
+    return load
 
 
 def placement(replicas: Replicas, keys: dict[str, str]) -> tuple[int, int]:
@@ -393,9 +409,19 @@ def main() -> None:
             for round_robin in (False,) if options.quick else (True, False):
                 replicas.start_all()
                 with haproxy(workdir, replicas.ports, round_robin=round_robin) as (base, sock):
-                    asyncio.run(sessions_once(base, keys, per_tenant))
+                    opened = asyncio.run(sessions_once(base, keys, per_tenant))
                     total, placed = placement(replicas, keys)
                     mode = "round-robin" if round_robin else "per-tenant hash"
+                    rows.append(
+                        Row(
+                            SECTION,
+                            f"{mode}: sessions ok / failed",
+                            f"{opened.ok} / {opened.failed}",
+                        )
+                    )
+                    rows += [
+                        Row(SECTION, f"{mode}: a failed session", f) for f in opened.failures[:3]
+                    ]
                     rows.append(Row(SECTION, f"{mode}: downstream servers in all", str(total)))
                     rows.append(
                         Row(SECTION, f"{mode}: tenants on one replica", f"{placed}/{tenants}")

@@ -27,6 +27,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     # Serving /mcp (workbench_site)
     "Gateway": ("mcp_gateway.front.http", "Gateway"),
     "is_gateway_path": ("mcp_gateway.front.endpoints", "is_gateway_path"),
+    "tenant_endpoint": ("mcp_gateway.front.endpoints", "tenant_endpoint"),
     "GatewayOptions": ("mcp_gateway.options", "GatewayOptions"),
     "configure_metrics": ("mcp_gateway.observe.metrics", "configure_metrics"),
     "configure_tracing": ("mcp_gateway.observe.tracing", "configure_tracing"),
@@ -108,6 +109,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "root_pattern",
     "sandbox_launch",
     "shared_cache",
+    "tenant_endpoint",
     "tenant_roots",
 ]
 

@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "toolboxes",
     "accounts",
     "calls",
+    "api",
+    "ninja",  # the management API's docs page, served from static files
 ]
 
 MIDDLEWARE = [
@@ -82,6 +84,8 @@ MIDDLEWARE = [
     "accounts.middleware.OneTimePasswordMiddleware",
     # A session opened through an identity provider that asks for re-checks (accounts/sso).
     "accounts.sso.recheck.RecheckMiddleware",
+    # The management API's 404 and 405 outside its views as problems (RFC 9457).
+    "api.middleware.ApiProblemsMiddleware",
     # Last, as django-axes asks: refuses a locked-out login before any view runs.
     "axes.middleware.AxesMiddleware",
 ]
@@ -194,6 +198,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS"
 # The gateway's endpoint as clients reach it (e.g. https://mcp.example.com/mcp), for the
 # client configurations the admin hands out with a key; empty: what the admin's request shows.
 WORKBENCH_PUBLIC_URL: str = env.str("WORKBENCH_PUBLIC_URL", default="")
+# The management API (/api/v1): requests per API token, as "<count>/<s|m|h|d>"
+# (counted in the shared cache, CACHE_URL).
+WORKBENCH_API_RATE_LIMIT: str = env.str("WORKBENCH_API_RATE_LIMIT", default="600/m")
 
 # The gateway's options: WORKBENCH_<NAME> is GatewayOptions' field <name>, its default
 # there (mcp_gateway.GatewayOptions.from_settings reads them).

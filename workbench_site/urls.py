@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from accounts.sso.login_form import LoginForm
+from api.site import api
 from workbench_site import favicon, health
 
 admin.site.site_header = "Workbench administration"
@@ -15,6 +16,8 @@ admin.site.login_template = "accounts/sso/login.html"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # The management API (api/): scripts and GitOps, with its OpenAPI document.
+    path("api/v1/", api.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("favicon.ico", favicon.favicon, name="favicon"),

@@ -32,8 +32,16 @@ def may_revoke(request: HttpRequest, grant: OAuthGrant) -> bool:
 class OAuthGrantAdmin(TenantScoped, admin.ModelAdmin):
     tenant_path = "tenant"
     members_may = frozenset()  # revoked through the action or the revoke page, never edited
-    list_display = ["client", "username", "tenant", "toolbox_names", "created_at", "status"]
-    list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
+    list_display = [
+        "client",
+        "username",
+        "tenant",
+        "scope",
+        "toolbox_names",
+        "created_at",
+        "status",
+    ]
+    list_filter = ["tenant", "scope", ("revoked_at", admin.EmptyFieldListFilter)]
     list_select_related = ["user", "tenant", "application"]
     search_fields = ["user__username", "application__name", "tenant__slug"]
     fields = [
@@ -41,6 +49,7 @@ class OAuthGrantAdmin(TenantScoped, admin.ModelAdmin):
         "redirect_uris",
         "username",
         "tenant",
+        "scope",
         "toolbox_names",
         "created_at",
         "status",

@@ -1,7 +1,9 @@
-"""People: memberships and one-time passwords, members' OAuth sign-ins, single sign-on."""
+"""People: memberships and one-time passwords, members' OAuth sign-ins, their
+personal access tokens for the management API, and single sign-on."""
 
+from accounts.models.api_tokens import ApiToken
 from accounts.models.members import ADMIN, VIEWER, Membership, OneTimePassword, Role
-from accounts.models.oauth import OAuthGrant, OAuthGrantToken
+from accounts.models.oauth import GrantScope, OAuthGrant, OAuthGrantToken
 from accounts.models.sso import (
     SsoGroupMapping,
     SsoIdentity,
@@ -13,6 +15,8 @@ from accounts.models.sso import (
 __all__ = [
     "ADMIN",
     "VIEWER",
+    "ApiToken",
+    "GrantScope",
     "Membership",
     "OAuthGrant",
     "OAuthGrantToken",

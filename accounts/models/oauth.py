@@ -15,6 +15,12 @@ from oauth2_provider.models import get_access_token_model, get_grant_model, get_
 from oauth2_provider.settings import oauth2_settings
 
 from accounts.models.members import ADMIN, Membership
+from accounts.oauth_config import API_SCOPE, MCP_SCOPE
+
+
+class GrantScope(models.TextChoices):
+    MCP = MCP_SCOPE, "mcp (the tenant's toolboxes through /mcp)"
+    API = API_SCOPE, "api (the management API, with the member's roles)"
 
 
 class OAuthGrant(models.Model):
@@ -38,6 +44,10 @@ class OAuthGrant(models.Model):
     )
     # As for API keys: a limited grant whose toolboxes are all deleted sees none of them.
     limited = models.BooleanField(default=False, editable=False)
+    # What its tokens are for: /mcp, or the management API (never both).
+    scope = models.CharField(
+        max_length=10, choices=GrantScope, default=GrantScope.MCP, editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
     # The SHA-256 of the one code issued under this grant, kept after DOT deletes the code
@@ -72,8 +82,8 @@ class OAuthGrant(models.Model):
         )
         if role is None:
             return "not_a_member"
-        if role != ADMIN:
-            return "viewer_role"
+        if role != ADMIN and self.scope == GrantScope.MCP:
+            return "viewer_role"  # the management API acts with the role, whichever
         return ""
 
     def revoke(self) -> None:

@@ -1,6 +1,7 @@
 """Ending a person's access at once (a back-channel logout, a failed re-check): their
-admin sessions opened through the provider, and every OAuth grant they gave a connector
-(its tokens stop at the connector's next /mcp request: `accounts.oauth_revocation`)."""
+admin sessions opened through the provider, every OAuth grant they gave a connector (its
+tokens stop at the connector's next /mcp request: `accounts.oauth_revocation`), and their
+personal API tokens (the management API's)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from accounts.models import OAuthGrant, SsoIdentity, SsoSession
+from accounts.models import ApiToken, OAuthGrant, SsoIdentity, SsoSession
 
 log = logging.getLogger("workbench.sso")
 
@@ -39,7 +40,7 @@ def forget_ended_sessions(identity: SsoIdentity) -> None:
 
 def end_access(identity: SsoIdentity, sid: str = "") -> tuple[int, int]:
     """(sessions ended, grants revoked). With a `sid`, only that provider session's admin
-    sessions end; the person's grants are revoked either way."""
+    sessions end; the person's grants and API tokens are revoked either way."""
     sessions = SsoSession.objects.filter(identity__user_id=identity.user_id)
     if sid:
         sessions = sessions.filter(sid=sid)
@@ -47,6 +48,9 @@ def end_access(identity: SsoIdentity, sid: str = "") -> tuple[int, int]:
     grants = list(OAuthGrant.objects.filter(user_id=identity.user_id, revoked_at__isnull=True))
     for grant in grants:
         grant.revoke()
+    tokens = list(ApiToken.objects.filter(user_id=identity.user_id, revoked_at__isnull=True))
+    for token in tokens:
+        token.revoke()
     identity.logged_out_at = timezone.now()
     identity.save(update_fields=["logged_out_at"])
     log.info(

@@ -59,6 +59,33 @@ def answers_as_json(scope: Scope, body: bytes) -> bool:
     return has_json and has_sse and not any(marker in body for marker in PROGRESS_MARKERS)
 
 
+# Refused before MCP: the HTTP status and headers say how, the body says why, as a JSON-RPC
+# error. The SDK's (2.x) client reads a non-2xx JSON body that is a JSON-RPC error and hands
+# it to its user (mcp/client/streamable_http.py), where any other body becomes its generic
+# "Server returned an error response"; its `id` is null (the request's body is not read
+# before it is refused), which the client replaces with its own request's id.
+INVALID_REQUEST = -32600  # JSON-RPC's own, for a request the gateway cannot take (400)
+REFUSED = -32001  # every other refusal: the reason is in `data.reason`
+
+
+def refusal_body(status: int, reason: str, message: str, **data: Any) -> dict[str, Any]:
+    code = INVALID_REQUEST if status == 400 else REFUSED
+    error = {"code": code, "message": message, "data": {"reason": reason, **data}}
+    return {"jsonrpc": "2.0", "id": None, "error": error}
+
+
+async def refusal(
+    send: Send,
+    status: int,
+    reason: str,
+    message: str,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+    **data: Any,
+) -> None:
+    """Refuse a request to /mcp: `reason` is the machine's word, `message` the person's."""
+    await json_response(send, status, refusal_body(status, reason, message, **data), headers)
+
+
 async def json_response(
     send: Send, status: int, body: dict[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
 ) -> None:

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from django.conf import settings
 from starlette.types import Scope
 
-from accounts import oauth_callers
+from accounts import api_tokens, oauth_callers
 from mcp_gateway.database.reads import Snapshots
 from mcp_gateway.database.records import touch_key
 from mcp_gateway.database.threads import in_thread
@@ -46,7 +46,13 @@ TOKEN_REFUSALS = {
     "viewer_role": "The signed-in user is a viewer of the access token's tenant: only its "
     "admins may use /mcp.",
     "inactive_tenant": "The access token's tenant is not active.",
+    "api_scope": "The access token is for the management API (scope api): /mcp takes an API "
+    "key or an access token of scope mcp.",
 }
+# A member's personal token for the management API is never a credential here.
+API_TOKEN_REFUSED = (
+    "This is a management API token (for /api/v1): /mcp takes an API key or an OAuth access token."
+)
 
 
 # A request may carry one credential: with two (both headers, or one twice) a header
@@ -145,6 +151,8 @@ class Authenticator:
         full_key = key_from_headers(headers)
         if oauth_callers.is_access_token(full_key):
             return await self._token_caller(full_key)
+        if api_tokens.is_api_token(full_key):
+            raise AuthError("api_token", API_TOKEN_REFUSED)
         prefix = keys.parse_prefix(full_key)
         if prefix is None:
             raise AuthError(

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 MCP_PATH = "/mcp"
 TENANT_PREFIX = "/mcp/t/"
-NOT_FOUND = {
-    "error": "not_found",
-    "message": "There is no MCP endpoint at this path for this credential.",
-}
+NOT_FOUND = "not_found"
+NOT_FOUND_MESSAGE = "There is no MCP endpoint at this path for this credential."
+
+
+def tenant_endpoint(mcp_url: str, slug: str) -> str:
+    """A tenant's own endpoint, given the gateway's (`https://mcp.example.com/mcp`): what a
+    key's page and snippets hand out, so that a load balancer can place the tenant."""
+    return f"{mcp_url.rstrip('/')}/t/{slug}"
 
 
 def is_gateway_path(path: str) -> bool:

@@ -29,8 +29,8 @@ from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
 from mcp_gateway.front.asgi import (
     SESSION_HEADER,
     answers_as_json,
-    json_response,
     read_body,
+    refusal,
     replay,
     until_disconnect,
     with_new_session_id,
@@ -45,7 +45,7 @@ from mcp_gateway.front.auth import (
     refused_key_prefix,
 )
 from mcp_gateway.front.cancellation import InFlightCalls
-from mcp_gateway.front.endpoints import NOT_FOUND, tenant_of
+from mcp_gateway.front.endpoints import NOT_FOUND, NOT_FOUND_MESSAGE, tenant_of
 from mcp_gateway.front.hostcheck import HostCheck, refuse
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import build_server
@@ -55,6 +55,7 @@ from mcp_gateway.metatools.ratelimit import InFlight, Limit, RateLimiter, bucket
 from mcp_gateway.observe import metrics
 from mcp_gateway.observe.calllog import CallLog
 from mcp_gateway.observe.client_names import ClientNames
+from mcp_gateway.observe.logfilter import DropMessages
 from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
@@ -179,8 +180,7 @@ class Gateway:
         if credential_headers(scope["headers"]) > 1:
             metrics.auth_refused(MULTIPLE_CREDENTIALS)
             logger.info("refused: %s", MULTIPLE_CREDENTIALS)
-            body = {"error": MULTIPLE_CREDENTIALS, "message": MULTIPLE_CREDENTIALS_MESSAGE}
-            await json_response(send, 400, body)
+            await refusal(send, 400, MULTIPLE_CREDENTIALS, MULTIPLE_CREDENTIALS_MESSAGE)
             return
         headers = dict(scope["headers"])
         try:
@@ -191,12 +191,8 @@ class Gateway:
             logger.info(
                 "refused: %s (key prefix %s)", exc.reason, prefix, extra={"key_prefix": prefix}
             )
-            await json_response(
-                send,
-                401,
-                {"error": exc.reason, "message": exc.message},
-                [(b"www-authenticate", challenge(scope, exc, self.host_check))],
-            )
+            challenged = [(b"www-authenticate", challenge(scope, exc, self.host_check))]
+            await refusal(send, 401, exc.reason, exc.message, challenged)
             return
         except StoreUnavailable as exc:
             await store_unavailable(send, exc)
@@ -204,7 +200,7 @@ class Gateway:
         slug = tenant_of(scope.get("path", ""))
         if slug is not None and slug != caller.tenant.slug:
             # Another tenant's slug and an unknown one answer alike: nothing says which.
-            await json_response(send, 404, NOT_FOUND)
+            await refusal(send, 404, NOT_FOUND, NOT_FOUND_MESSAGE)
             return
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None
         if scope["method"] == "DELETE" and session_id:
@@ -216,16 +212,12 @@ class Gateway:
         if scope["method"] == "GET":
             # Served statelessly, nothing is ever sent on a standalone stream; holding one
             # open would cost a transport per idle client. The spec's answer: 405.
-            await json_response(
-                send,
-                405,
-                {"error": "method_not_allowed", "message": NO_STANDALONE_STREAM},
-                [(b"allow", b"POST, DELETE")],
-            )
+            allowed = [(b"allow", b"POST, DELETE")]
+            await refusal(send, 405, "method_not_allowed", NO_STANDALONE_STREAM, allowed)
             return
-        refusal = self.host_check.refusal(scope, headers)
-        if refusal is not None:
-            await refuse(send, *refusal)
+        bad_host = self.host_check.refusal(scope, headers)
+        if bad_host is not None:
+            await refuse(send, *bad_host)
             return
         state = RequestState(caller, session_id)
         state.put(scope)
@@ -237,16 +229,14 @@ class Gateway:
                 await self._serve(scope, receive, send, state)
                 return
         metrics.in_flight_refused(caller.tenant.slug)
-        await json_response(
+        await refusal(
             send,
             429,
-            {
-                "error": "rate_limited",
-                "code": "RATE_LIMITED",
-                "message": TOO_MANY_IN_FLIGHT.format(limit=self.in_flight.limit),
-                "details": {"retry_after": IN_FLIGHT_RETRY_SECONDS},
-            },
+            "rate_limited",
+            TOO_MANY_IN_FLIGHT.format(limit=self.in_flight.limit),
             [(b"retry-after", str(IN_FLIGHT_RETRY_SECONDS).encode())],
+            code="RATE_LIMITED",
+            details={"retry_after": IN_FLIGHT_RETRY_SECONDS},
         )
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, state: RequestState) -> None:
@@ -275,18 +265,8 @@ class Gateway:
 
 async def store_unavailable(send: Send, exc: StoreUnavailable) -> None:
     """503 with the short reason and its incident id (the log holds the store's error)."""
-    body = {"error": "store_unavailable", "message": str(exc), "incident": exc.incident}
     retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
-    await json_response(send, 503, body, retry)
-
-
-class _DropLines(logging.Filter):
-    def __init__(self, messages: frozenset[str]) -> None:
-        super().__init__()
-        self.messages = messages
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg not in self.messages
+    await refusal(send, 503, "store_unavailable", str(exc), retry, incident=exc.incident)
 
 
 SDK_MANAGER_LOGGER = logging.getLogger("mcp.server.streamable_http_manager")
@@ -299,7 +279,7 @@ SDK_MANAGER_LIFECYCLE = frozenset(
 async def _unannounced(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
     """Run the gateway's second SDK manager without its start and stop lines: the SDK logs
     them for each manager, and one gateway starting is one event (the first manager's)."""
-    quiet = _DropLines(SDK_MANAGER_LIFECYCLE)
+    quiet = DropMessages(SDK_MANAGER_LIFECYCLE)
     SDK_MANAGER_LOGGER.addFilter(quiet)
     try:
         async with manager.run():

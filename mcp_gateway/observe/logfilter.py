@@ -1,4 +1,5 @@
-"""A logging filter that bounds what one source may write, without silencing the others.
+"""Logging filters: one that bounds what one source may write, without silencing the
+others, and one that drops messages known to be noise (`DropMessages`).
 
 A misbehaving downstream can print forever, or make the SDK log a traceback per line. Two
 bounds, both per source (a downstream server's label where the record names one through
@@ -58,3 +59,14 @@ class RepeatLimit(logging.Filter):
             return False, 0
         self._windows[key] = (start, kept + 1, dropped)
         return True, reported
+
+
+class DropMessages(logging.Filter):
+    """Drops records whose message (unformatted) is one of `messages`."""
+
+    def __init__(self, messages: frozenset[str]) -> None:
+        super().__init__()
+        self.messages = messages
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg not in self.messages

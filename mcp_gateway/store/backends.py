@@ -51,6 +51,10 @@ REDIS_CONNECTION: dict[str, Any] = {
     "health_check_interval": 10.0,
 }
 REDIS_RETRIES = 2
+# Connections one asyncio client of one process may hold (the shared store's and the rate
+# buckets' are two): a command beyond waits up to the socket timeout for one to be free,
+# instead of opening more (one replica opened 31 for 10 busy sessions: docs/scaling.md).
+REDIS_MAX_CONNECTIONS = 16
 REDIS_BACKOFF_SECONDS = (0.05, 0.5)  # the first wait, and the most any wait may be
 
 
@@ -238,7 +242,14 @@ def redis_client(url: str) -> Any:
     """The gateway's asyncio Redis client for `url`, with REDIS_CONNECTION's bounds."""
     if redis_asyncio is None:  # pragma: no cover - installed without the redis extra
         raise ImproperlyConfigured("CACHE_URL names Redis: install the `redis` extra")
-    return redis_asyncio.Redis.from_url(url, **REDIS_CONNECTION, **redis_retry(asynchronous=True))
+    pool = redis_asyncio.BlockingConnectionPool.from_url(
+        url,
+        max_connections=REDIS_MAX_CONNECTIONS,
+        timeout=REDIS_CONNECTION["socket_timeout"],
+        **REDIS_CONNECTION,
+        **redis_retry(asynchronous=True),
+    )
+    return redis_asyncio.Redis.from_pool(pool)  # the client owns the pool: aclose closes it
 
 
 def redis_url(cache_settings: dict[str, Any]) -> str | None:

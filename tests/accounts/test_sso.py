@@ -21,6 +21,7 @@ from django.utils import timezone
 from oauth2_provider.models import Application
 
 from accounts.models import (
+    ApiToken,
     Membership,
     OAuthGrant,
     SsoGroupMapping,
@@ -226,9 +227,15 @@ def test_a_back_channel_logout_ends_the_sessions_and_grants_once(corp: IdP) -> N
             redirect_uris="http://127.0.0.1:33418/callback",
         ),
     )
+    api_token = ApiToken.issue(identity.user, name="ivy's script")[1]
+    api = {"HTTP_AUTHORIZATION": f"Bearer {api_token}"}
+    assert Client().get("/api/v1/tenants", **api).status_code == 200
     token = corp.control("logout-token", sub="u-ivy")["logout_token"]
     logout = Client().post("/sso/corp/backchannel-logout", {"logout_token": token})
     assert logout.status_code == 200
+    refused = Client().get("/api/v1/tenants", **api)
+    assert refused.status_code == 401
+    assert refused.json()["detail"] == "The API token has been revoked."
     assert client.get("/admin/").status_code == 302  # the admin session is gone
     grant.refresh_from_db()
     assert grant.revoked_at is not None

@@ -61,10 +61,13 @@ class Chromium:
         """Run one browser step on the browser's own thread and wait for it (bounded)."""
         return self.executor.submit(step, *args).result(timeout=STEP_TIMEOUT)
 
-    def new_page(self, base_url: str) -> Any:
+    def new_page(self, base_url: str, *, clipboard: bool = False) -> Any:
+        """A page in a context of its own; `clipboard`: the page may read what it copied."""
+        permissions = ["clipboard-read", "clipboard-write"] if clipboard else []
+
         def make() -> Any:
             context = self.browser.new_context(
-                base_url=base_url, viewport={"width": 1280, "height": 900}
+                base_url=base_url, viewport={"width": 1280, "height": 900}, permissions=permissions
             )
             context.set_default_timeout(15_000)
             page = context.new_page()

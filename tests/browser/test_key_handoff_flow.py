@@ -57,16 +57,7 @@ def test_create_copy_reload_and_use_a_key(
 ):
     base = live_gateway.url.removesuffix("/mcp")
 
-    def new_context():
-        context = chromium.browser.new_context(
-            base_url=base,
-            viewport={"width": 1280, "height": 900},
-            permissions=["clipboard-read", "clipboard-write"],
-        )
-        context.set_default_timeout(15_000)
-        return context.new_page()
-
-    page = chromium.run(new_context)
+    page = chromium.new_page(base, clipboard=True)
 
     def clipboard_after(button: str) -> str:
         page.click(button)
@@ -94,9 +85,11 @@ def test_create_copy_reload_and_use_a_key(
     key = copied["key"]
     assert KEY_RE.fullmatch(key) and api_key.matches(key)
     assert copied["url"].endswith(f"/admin/toolboxes/apikey/{api_key.pk}/handoff/")
-    assert copied["gateway-url"] == live_gateway.url  # the request's own address
+    # The request's own address, at the tenant's own endpoint (a load balancer places it).
+    tenant_url = f"{live_gateway.url}/t/{api_key.tenant.slug}"
+    assert copied["gateway-url"] == tenant_url
     assert copied["claude-code"] == (
-        f"claude mcp add --transport http workbench {live_gateway.url} "
+        f"claude mcp add --transport http workbench {tenant_url} "
         f'--header "Authorization: Bearer {key}"'
     )
 

@@ -37,16 +37,7 @@ def test_a_new_members_password_is_handed_over_once(
 ):
     base = live_gateway.url.removesuffix("/mcp")
 
-    def new_page():
-        context = chromium.browser.new_context(
-            base_url=base,
-            viewport={"width": 1280, "height": 900},
-            permissions=["clipboard-read", "clipboard-write"],
-        )
-        context.set_default_timeout(15_000)
-        return context.new_page()
-
-    page = chromium.run(new_page)
+    page = chromium.new_page(base, clipboard=True)
 
     def add_member() -> dict[str, str]:
         login(page, "olga", PASSWORD)

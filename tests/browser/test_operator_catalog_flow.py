@@ -11,10 +11,10 @@ import sys
 import pytest
 from django.contrib.auth.models import User
 
-from tests.browser.test_tenant_admin_flow import login
+from tests.browser.test_tenant_admin_flow import fixture_entry, login
 from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.waits import wait_until
-from toolboxes.models import CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
+from toolboxes.models import Server, Tenant, Toolbox
 
 # The admin in Chromium: the same flows whatever the test database (tests/accounts checks
 # every admin path on both), so one pass runs them: the SQLite one.
@@ -27,16 +27,7 @@ TOKEN = "tok-operator-catalog-0452"
 @pytest.fixture
 def catalog(transactional_db) -> Toolbox:
     User.objects.create_superuser("olga", password=PASSWORD)
-    entry = CatalogEntry.objects.create(
-        name="io.example/fixture",
-        title="Fixture",
-        command=sys.executable,
-        args=[FIXTURE_SERVER],
-        env={"FIXTURE_TOKEN": "{{token}}"},
-    )
-    CatalogParameter.objects.create(
-        entry=entry, name="token", description="The API token", required=True, secret=True
-    )
+    fixture_entry()
     return Toolbox.objects.create(
         tenant=Tenant.objects.create(slug="acme", name="Acme"), name="dev", description="Dev"
     )

@@ -220,7 +220,9 @@ def test_consent_through_the_provider_then_back_channel_logout_ends_everything(
     )
     refused = initialize(live_gateway.url, token)
     assert refused.status_code == 401
-    assert refused.json()["error"] == "invalid_token"
+    error = refused.json()["error"]
+    assert error["message"] == "The access token is not valid."
+    assert error["data"] == {"reason": "invalid_token"}
 
     def admin_after_logout() -> str:
         page.goto("/admin/")

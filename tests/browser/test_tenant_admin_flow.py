@@ -38,7 +38,11 @@ def people(transactional_db):
     Toolbox.objects.create(tenant=globex, name="globex-box", description="Globex tools")
     gus = User.objects.create_user("gus", password=GLOBEX_PASSWORD, is_staff=True)
     Membership.objects.create(user=gus, tenant=globex, role="admin")
-    # The operator's catalog: the fixture server, its token a secret parameter.
+    fixture_entry()
+
+
+def fixture_entry() -> CatalogEntry:
+    """The operator's catalog: the fixture server, its token a secret parameter."""
     entry = CatalogEntry.objects.create(
         name="io.example/fixture",
         title="Fixture",
@@ -49,6 +53,7 @@ def people(transactional_db):
     CatalogParameter.objects.create(
         entry=entry, name="token", description="The API token", required=True, secret=True
     )
+    return entry
 
 
 def login(page, username: str, password: str) -> None:

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 
-from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, use
+from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, refusal_json, use
 from tests.harness.waits import eventually
 from toolboxes.models import ApiKey
 
@@ -36,7 +36,7 @@ def assert_401(response: httpx2.Response, reason: str) -> None:
     sign in (no resource_metadata), so that an OAuth client such as mcp-remote shows the
     reason rather than starting a sign-in."""
     assert response.status_code == 401, response.text
-    assert response.json() == {"error": reason, "message": REFUSALS[reason]}
+    assert response.json() == refusal_json(401, reason, REFUSALS[reason])
     assert response.headers["www-authenticate"] == (
         f'Bearer error="invalid_token", error_description="{REFUSALS[reason]}"'
     )
@@ -46,11 +46,11 @@ def assert_401(response: httpx2.Response, reason: str) -> None:
 async def test_missing_key_is_invited_to_sign_in(live_gateway):
     response = await post_initialize(live_gateway.url, {})
     assert response.status_code == 401, response.text
-    assert response.json() == {
-        "error": "missing_api_key",
-        "message": "An API key is required: send 'Authorization: Bearer <api key>' or "
-        "'X-API-Key: <api key>'.",
-    }
+    assert response.json() == refusal_json(
+        401,
+        "missing_api_key",
+        "An API key is required: send 'Authorization: Bearer <api key>' or 'X-API-Key: <api key>'.",
+    )
     base = live_gateway.url.removesuffix("/mcp")
     assert response.headers["www-authenticate"] == f'Bearer resource_metadata="{base}{METADATA}"'
     assert response.headers["content-type"] == "application/json"
@@ -178,3 +178,24 @@ async def test_a_limited_key_whose_toolboxes_are_deleted_sees_none(live_gateway,
         result = await session.call_tool("open_toolbox", {"toolbox": "prod"})
     assert "prod" not in instructions
     assert error_of(result)[0] == "FORBIDDEN"
+
+
+@pytest.mark.parametrize("era", ["session", "client"])
+async def test_the_sdk_clients_user_is_told_the_keys_reason(live_gateway, amake_setup, era):
+    """The SDK's client (2.x) shows a refused request's JSON-RPC error as it came: without
+    it, its user read only 'Server returned an error response' (issue 23)."""
+    setup = await amake_setup()
+    wrong = setup.key[:-4] + ("aaaa" if not setup.key.endswith("aaaa") else "bbbb")
+    with pytest.raises(BaseException) as raised:
+        if era == "session":
+            async with live_gateway.session(wrong):
+                pass
+        else:
+            async with live_gateway.client(wrong) as client:
+                await client.list_tools()
+    refused = raised.value
+    while isinstance(refused, BaseExceptionGroup):  # the client's task groups around it
+        (refused,) = refused.exceptions
+    assert isinstance(refused, MCPError), repr(refused)
+    assert refused.message == REFUSALS["invalid_api_key"]
+    assert refused.data == {"reason": "invalid_api_key"}

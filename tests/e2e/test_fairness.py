@@ -16,7 +16,7 @@ import pytest
 from mcp_gateway.options import GatewayOptions
 from tests.harness.live import LiveGateway, running_gateway
 from tests.harness.procs import processes_with
-from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.results import error_of, payload, refusal_json, text_of, use
 from tests.harness.waits import eventually
 
 pytestmark = pytest.mark.anyio
@@ -96,14 +96,13 @@ async def test_a_key_has_a_bound_on_requests_in_flight(strict_gateway, amake_set
         assert [text_of(await call) for call in slow] == ["slept", "slept"]
     assert refused.status_code == 429
     assert refused.headers["retry-after"] == "1"
-    assert refused.json() == {
-        "error": "rate_limited",
-        "code": "RATE_LIMITED",
-        "message": (
-            "This API key has 2 requests in flight, its limit: retry when one has answered."
-        ),
-        "details": {"retry_after": 1},
-    }
+    assert refused.json() == refusal_json(
+        429,
+        "rate_limited",
+        "This API key has 2 requests in flight, its limit: retry when one has answered.",
+        code="RATE_LIMITED",
+        details={"retry_after": 1},
+    )
     assert text_of(other_echo) == "fine"
 
 

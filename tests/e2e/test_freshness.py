@@ -15,7 +15,7 @@ import pytest
 
 from tests.harness.deployment import Deployment
 from tests.harness.paths import FIXTURE_SERVER
-from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, use
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_reason, use
 
 # Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
 # TEST_DATABASE_URL says: the same on every pass, so run once (the SQLite pass).
@@ -53,8 +53,7 @@ async def initialize(http: httpx2.AsyncClient, url: str, key: str) -> httpx2.Res
 
 
 def refusal(response: httpx2.Response) -> str:
-    assert response.status_code == 401, response.text
-    return response.json()["error"]
+    return refusal_reason(response, 401)
 
 
 def test_commands_beside_a_running_gateway_take_effect_by_the_next_request(deployment, tmp_path):

@@ -17,7 +17,7 @@ import pytest
 from tests.harness.deployment import Deployment
 from tests.harness.markers import requires_redis
 from tests.harness.paths import FIXTURE_SERVER
-from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, use
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_reason, use
 from tests.harness.services import REDIS_URL
 
 # Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
@@ -80,8 +80,7 @@ def test_open_state_and_revocation_are_shared(deployment):
             )
             for url in (url_a, url_b):
                 refused = await raw_rpc(http, url, "tools/call", echo, key=key, session_id=sid)
-                assert refused.status_code == 401
-                assert refused.json()["error"] == "revoked_api_key"
+                assert refusal_reason(refused, 401) == "revoked_api_key"
 
     anyio.run(scenario)
 

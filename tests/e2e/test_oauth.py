@@ -29,7 +29,15 @@ from mcp.shared.auth import (
 from oauth2_provider.models import AccessToken
 
 from accounts.models import Membership, OAuthGrant
-from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, text_of, use
+from tests.harness.results import (
+    INITIALIZE_PARAMS,
+    error_of,
+    payload,
+    raw_rpc,
+    refusal_json,
+    text_of,
+    use,
+)
 from tests.harness.tenant_dirs import tenant_dir
 from tests.harness.waits import eventually
 from toolboxes.models import Tenant
@@ -159,7 +167,7 @@ async def post_initialize(url: str, token: str) -> httpx2.Response:
 
 def assert_refused(response: httpx2.Response, reason: str, message: str, base: str) -> None:
     assert response.status_code == 401, response.text
-    assert response.json() == {"error": reason, "message": message}
+    assert response.json() == refusal_json(401, reason, message)
     assert response.headers["www-authenticate"] == (
         f'Bearer error="invalid_token", error_description="{message}", '
         f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'

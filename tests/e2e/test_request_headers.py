@@ -7,17 +7,16 @@ import httpx2
 import pytest
 
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
-from tests.harness.results import INITIALIZE_PARAMS
+from tests.harness.results import INITIALIZE_PARAMS, refusal_json
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("request_headers")]
 
-TWO_CREDENTIALS = {
-    "error": "multiple_credentials",
-    "message": (
-        "The request carries more than one credential: send one 'Authorization: Bearer "
-        "<api key>' header or one 'X-API-Key: <api key>' header."
-    ),
-}
+TWO_CREDENTIALS = refusal_json(
+    400,
+    "multiple_credentials",
+    "The request carries more than one credential: send one 'Authorization: Bearer "
+    "<api key>' header or one 'X-API-Key: <api key>' header.",
+)
 METADATA = "/.well-known/oauth-protected-resource/mcp"
 
 

@@ -17,6 +17,7 @@ import pytest
 from django.conf import settings
 
 from tests.harness.live import TenantSetup
+from toolboxes.management.commands.setup_demo import DEMO_SLUG
 from toolboxes.management.commands.setup_demo import Command as SetupDemo
 
 # Between the gateway and its downstream servers (processes): the same whatever the test
@@ -53,19 +54,26 @@ def tenants(make_setup) -> list[TenantSetup]:
     return setups
 
 
-def readme_snippet(url: str, key: str, sdk: int = 2) -> str:
-    """The README's snippet for that `mcp` SDK generation: its first Python block for 2.x,
-    its second for 1.x."""
+def readme_snippet(url: str, setup: TenantSetup, sdk: int = 2) -> str:
+    """The README's snippet for that `mcp` SDK generation (its first Python block for 2.x,
+    its second for 1.x), at `setup`'s tenant endpoint as the demo's is printed."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     code = blocks[0 if sdk == 2 else 1]
-    return code.replace("http://127.0.0.1:8000/mcp", url).replace("wb_xxxxxxxx_...", key)
+    assert f'"http://127.0.0.1:8000/mcp/t/{DEMO_SLUG}"' in code
+    tenant_url = f"{url}/t/{setup.tenant.slug}"
+    return code.replace(f"http://127.0.0.1:8000/mcp/t/{DEMO_SLUG}", tenant_url).replace(
+        "wb_xxxxxxxx_...", setup.key
+    )
 
 
-def make_run_snippet(url: str, key: str) -> str:
+def make_run_snippet(url: str, setup: TenantSetup) -> str:
+    """What `make run` prints, for `setup`'s tenant instead of the demo's."""
     host, port = url.removeprefix("http://").removesuffix("/mcp").split(":")
     out = StringIO()
-    SetupDemo(stdout=out)._print(key, "unused", host, port)
-    return re.search(r"<<'PY'\n(.*?)\nPY\n", out.getvalue(), re.S).group(1)
+    SetupDemo(stdout=out)._print(setup.key, "unused", host, port)
+    code = re.search(r"<<'PY'\n(.*?)\nPY\n", out.getvalue(), re.S).group(1)
+    assert f"{url}/t/{DEMO_SLUG}'" in code  # the demo tenant's own endpoint
+    return code.replace(f"{url}/t/{DEMO_SLUG}'", f"{url}/t/{setup.tenant.slug}'")
 
 
 async def test_the_printed_snippets_wait_for_a_server_slower_than_httpx2s_default(
@@ -74,10 +82,10 @@ async def test_the_printed_snippets_wait_for_a_server_slower_than_httpx2s_defaul
     readme, make_run, no_timeout = tenants
     url = live_gateway.url
     snippets = {
-        "readme": readme_snippet(url, readme.key),
-        "make-run": make_run_snippet(url, make_run.key),
+        "readme": readme_snippet(url, readme),
+        "make-run": make_run_snippet(url, make_run),
         # The same without its timeout: what issue 20 saw.
-        "no-timeout": make_run_snippet(url, no_timeout.key).replace(
+        "no-timeout": make_run_snippet(url, no_timeout).replace(
             "headers=headers, timeout=timeout", "headers=headers"
         ),
     }
@@ -120,7 +128,7 @@ async def test_the_readmes_snippet_for_mcp_1(live_gateway, time_demo):
     if not python.exists():
         pytest.skip(f"{MCP1_VENV} is missing (make test builds it)")
     setup = time_demo
-    snippet = readme_snippet(live_gateway.url, setup.key, sdk=1)
+    snippet = readme_snippet(live_gateway.url, setup, sdk=1)
     assert "import asyncio, httpx\n" in snippet and "as (r, w, _)" in snippet
     version = "import importlib.metadata as m; print(m.version('mcp'))"
     with anyio.fail_after(60):

@@ -23,7 +23,7 @@ import pytest
 from tests.e2e.test_shared_store import call, set_up
 from tests.harness.deployment import Deployment
 from tests.harness.net import free_port
-from tests.harness.results import INITIALIZE_PARAMS, raw_rpc
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_reason
 from tests.harness.waits import wait_until
 
 pytestmark = [
@@ -103,15 +103,15 @@ def test_a_store_cut_is_a_classified_503_and_the_gateway_recovers_when_it_return
                 cut = await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, key=key)
                 assert cut.status_code == 503, cut.text
                 assert cut.headers["retry-after"] == "2"
-                body = cut.json()
-                assert body["error"] == "store_unavailable"
-                found = UNAVAILABLE.fullmatch(body["message"])
-                assert found, body
-                assert body["incident"] == found.group(1)
+                assert refusal_reason(cut, 503) == "store_unavailable"
+                error = cut.json()["error"]
+                found = UNAVAILABLE.fullmatch(error["message"])
+                assert found, error
+                assert error["data"]["incident"] == found.group(1)
                 for internal in (str(own_redis.port), "127.0.0.1", "Error", "refused"):
                     assert internal not in cut.text
                 logged = log.read_text()
-                assert f"incident {body['incident']} [store] the shared store is unavailable" in (
+                assert f"incident {found.group(1)} [store] the shared store is unavailable" in (
                     logged
                 )
                 ready = await http.get(url.removesuffix("/mcp") + "/readyz")

@@ -8,9 +8,8 @@ from dataclasses import replace
 import httpx2
 import pytest
 
-from mcp_gateway.front.endpoints import NOT_FOUND
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
-from tests.harness.results import INITIALIZE_PARAMS, payload
+from tests.harness.results import INITIALIZE_PARAMS, payload, refusal_json
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("tenant_endpoint")]
 
@@ -59,13 +58,8 @@ async def test_the_tenants_own_path_serves_it(live_gateway, acme):
 async def test_another_tenants_path_and_an_unknown_one_answer_alike(live_gateway, acme, suffix):
     response = await initialize(at(live_gateway, suffix), acme.key)
     assert response.status_code == 404
-    assert (
-        response.json()
-        == NOT_FOUND
-        == {
-            "error": "not_found",
-            "message": "There is no MCP endpoint at this path for this credential.",
-        }
+    assert response.json() == refusal_json(
+        404, "not_found", "There is no MCP endpoint at this path for this credential."
     )
 
 

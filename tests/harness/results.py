@@ -34,6 +34,25 @@ def error_of(result: types.CallToolResult) -> tuple[str, str]:
     return error["code"], text
 
 
+def refusal_json(status: int, reason: str, message: str, **data: Any) -> dict[str, Any]:
+    """The body of a request /mcp refused before MCP: a JSON-RPC error (id null), which the
+    SDK's client hands to its user; the reason in `data.reason`."""
+    code = -32600 if status == 400 else -32001
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": code, "message": message, "data": {"reason": reason, **data}},
+    }
+
+
+def refusal_reason(response: Any, status: int) -> str:
+    """The reason of a request refused with `status`, checked for the refusals' shape."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert (body["jsonrpc"], body["id"]) == ("2.0", None), body
+    return body["error"]["data"]["reason"]
+
+
 def use(toolbox: str, server: str, name: str, arguments: dict[str, Any] | None = None) -> dict:
     call: dict[str, Any] = {"tool": {"toolbox": toolbox, "server": server, "name": name}}
     if arguments is not None:

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scope import TenantScoped
-from mcp_gateway import KeySees, estimated_tokens, key_sees
+from mcp_gateway import KeySees, estimated_tokens, key_sees, tenant_endpoint
 from toolboxes.admin import handoff
 from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
 from toolboxes.admin.forms import ApiKeyForm
@@ -175,7 +175,7 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
     def handoff_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         api_key = object_for(self, request, object_id, may=self.has_view_permission)
         full_key = take_new_key(request, api_key)
-        url = public_url(request)
+        url = tenant_endpoint(public_url(request), api_key.tenant.slug)
         response = page(
             self,
             request,

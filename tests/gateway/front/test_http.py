@@ -15,6 +15,7 @@ from django.conf import settings
 
 from mcp_gateway import Gateway, GatewayOptions
 from tests.harness.live import TenantSetup, make_tenant_setup
+from tests.harness.results import refusal_reason
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
 
@@ -53,16 +54,14 @@ def rpc(method: str, params: dict[str, Any] | None = None, id: int = 2) -> dict[
 
 async def test_no_credential_is_refused_with_a_challenge(client):
     response = await client.post("/mcp", json=INITIALIZE, headers=ACCEPT)
-    assert response.status_code == 401
-    assert response.json()["error"] == "missing_api_key"
+    assert refusal_reason(response, 401) == "missing_api_key"
     assert response.headers["www-authenticate"].startswith("Bearer resource_metadata=")
 
 
 async def test_two_credentials_are_refused(client):
     headers = {**ACCEPT, "authorization": "Bearer wb_x_y", "x-api-key": "wb_x_y"}
     response = await client.post("/mcp", json=INITIALIZE, headers=headers)
-    assert response.status_code == 400
-    assert response.json()["error"] == "multiple_credentials"
+    assert refusal_reason(response, 400) == "multiple_credentials"
 
 
 async def test_get_and_delete_are_answered_without_a_stream(client, acme):

@@ -14,7 +14,8 @@ from toolboxes.admin.keys import NEW_KEY_SESSION
 from toolboxes.models import ApiKey, Tenant
 
 KEY_RE = re.compile(r"wb_[a-z0-9]{8}_[A-Za-z0-9_-]{43}")
-URL = "http://testserver/mcp"
+# The tenant's own endpoint (a load balancer places tenants by it: issue 23).
+URL = "http://testserver/mcp/t/acme"
 
 
 @pytest.fixture
@@ -127,7 +128,7 @@ def test_the_public_url_setting_wins_over_the_request(admin_client, tenant, sett
     page = admin_client.get(
         reverse("admin:toolboxes_apikey_handoff", args=[ApiKey.objects.get().pk])
     ).content.decode()
-    assert '<code id="gateway-url">https://mcp.example.com/mcp</code>' in page
+    assert '<code id="gateway-url">https://mcp.example.com/mcp/t/acme</code>' in page
     assert "http://testserver/mcp" not in page
 
 

@@ -23,6 +23,7 @@ from django.db import transaction
 
 from accounts.members import add_member
 from accounts.roles import ADMIN
+from mcp_gateway import tenant_endpoint
 from toolboxes.catalog.entries import load_default_catalog
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
@@ -138,11 +139,12 @@ class Command(BaseCommand):
 
     def _print(self, api_key: str, password: str, host: str, port: str) -> None:
         base = f"http://{host}:{port}"
+        endpoint = tenant_endpoint(f"{base}/mcp", DEMO_SLUG)
         client_config = {
             "mcpServers": {
                 "workbench": {
                     "type": "http",
-                    "url": f"{base}/mcp",
+                    "url": endpoint,
                     "headers": {"Authorization": f"Bearer {api_key}"},
                 }
             }
@@ -153,7 +155,7 @@ class Command(BaseCommand):
                     "",
                     "Workbench demo is ready.",
                     f"  Admin:        {base}/admin/  (user: admin, password: {password})",
-                    f"  MCP endpoint: {base}/mcp",
+                    f"  MCP endpoint: {endpoint}  (the tenant's own; {base}/mcp serves too)",
                     f"  Demo API key: {api_key}",
                     "",
                     "Paste into an MCP client's configuration:",
@@ -170,7 +172,7 @@ class Command(BaseCommand):
                     "    timeout = httpx2.Timeout(30, read=300)  # a cold server starts in seconds",
                     "    async with httpx2.AsyncClient(headers=headers, timeout=timeout)"
                     " as http, \\",
-                    f"            streamable_http_client('{base}/mcp', http_client=http)"
+                    f"            streamable_http_client('{endpoint}', http_client=http)"
                     " as (read, write), ClientSession(read, write) as session:",
                     "        print((await session.initialize()).instructions)",
                     "        print(await session.call_tool('open_toolbox', {'toolbox': 'demo'}))",

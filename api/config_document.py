@@ -1,0 +1,203 @@
+"""A tenant's configuration as one document (the export format of `toolboxes.config_file`)
+for the API: answered with its secrets left out, applied all or nothing with the secrets
+it leaves out kept, its version, and the plan of what applying it changes.
+
+Secret values (env and header values, secret catalog parameters) are answered as `null`,
+and so, to others than operators, is how a raw server runs (its command, arguments, URL,
+...: tenant admins make servers from the catalog); a `null` in a document applied keeps
+the stored value, and a tenant admin's document that makes or changes a raw server's way
+of running is refused. The version is a keyed
+digest of the whole stored document (secrets included, so that changing only a secret
+moves it), never a digest anyone could test a guessed secret against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from toolboxes.config_file import ConfigError, export_tenant, import_tenant
+from toolboxes.models import Server, Tenant
+
+SECRET_MAPS = ("env", "headers")
+# How a raw server runs: shown to operators only, null for others (kept when applied).
+RAW_KEYS = ("command", "args", "cwd", "url", "mounts", "network", "egressAllow", "limits")
+RAW_CHANGES = {*RAW_KEYS, *SECRET_MAPS, "type", "catalog"}
+NO_STORED_VALUE = "has no stored value to keep"
+
+
+def version(document: dict[str, Any]) -> str:
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    key = hashlib.sha256(b"workbench-config-version:" + settings.SECRET_KEY.encode()).digest()
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _secret_parameters(tenant: Tenant) -> dict[tuple[str, str], set[str]]:
+    rows = Server.objects.filter(toolbox__tenant=tenant).exclude(secret_parameters={})
+    return {
+        (server.toolbox.name, server.name): set(server.secret_parameters)
+        for server in rows.select_related("toolbox")
+    }
+
+
+def redacted(tenant: Tenant, document: dict[str, Any], *, operator: bool) -> dict[str, Any]:
+    """The document with every secret value replaced by null (names kept), and for others
+    than operators how each raw server runs too."""
+    secret_parameters = _secret_parameters(tenant)
+    result = json.loads(json.dumps(document))
+    for toolbox_name, toolbox in result["toolboxes"].items():
+        for server_name, server in toolbox["mcpServers"].items():
+            for name in SECRET_MAPS:
+                if name in server:
+                    server[name] = dict.fromkeys(server[name])
+            if not operator and "catalog" not in server:
+                for name in RAW_KEYS:
+                    if name in server:
+                        server[name] = None
+            secret = secret_parameters.get((toolbox_name, server_name), set())
+            for name in server.get("parameters", {}):
+                if name in secret:
+                    server["parameters"][name] = None
+    return result
+
+
+def with_kept_values(data: Any, stored: dict[str, Any]) -> Any:
+    """`data` with each null secret value, and each null field of how a raw server runs,
+    replaced by the stored one of the same server."""
+    if not isinstance(data, dict) or not isinstance(data.get("toolboxes"), dict):
+        return data
+    data = json.loads(json.dumps(data))
+    for toolbox_name, toolbox in data["toolboxes"].items():
+        servers = toolbox.get("mcpServers") if isinstance(toolbox, dict) else None
+        if not isinstance(servers, dict):
+            continue
+        for server_name, server in servers.items():
+            if not isinstance(server, dict):
+                continue
+            old = stored["toolboxes"].get(toolbox_name, {}).get("mcpServers", {}).get(server_name)
+            where = f"toolboxes.{toolbox_name}.mcpServers.{server_name}"
+            for name in RAW_KEYS:
+                if name in server and server[name] is None:
+                    if name not in (old or {}):
+                        raise ConfigError(f"{where}.{name}: {NO_STORED_VALUE}")
+                    server[name] = old[name]
+            for name in (*SECRET_MAPS, "parameters"):
+                values = server.get(name)
+                if not isinstance(values, dict):
+                    continue
+                for key, value in values.items():
+                    if value is not None:
+                        continue
+                    kept = (old or {}).get(name, {}).get(key)
+                    if kept is None:
+                        raise ConfigError(f"{where}.{name}.{key}: {NO_STORED_VALUE}")
+                    values[key] = kept
+    return data
+
+
+@dataclass
+class Plan:
+    created: list[str] = field(default_factory=list)
+    changed: dict[str, list[str]] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.created or self.changed or self.deleted)
+
+
+def _servers(document: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
+    return {
+        f"{toolbox_name}/{server_name}": (position, server)
+        for toolbox_name, toolbox in document["toolboxes"].items()
+        for position, (server_name, server) in enumerate(toolbox["mcpServers"].items())
+    }
+
+
+def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
+    """What changed between two documents: toolboxes (`dev`) and servers (`dev/fs`), a
+    changed one with the names of its fields that changed (never their values)."""
+    plan = Plan()
+    old_boxes, new_boxes = before["toolboxes"], after["toolboxes"]
+    plan.created += [name for name in new_boxes if name not in old_boxes]
+    plan.deleted += [name for name in old_boxes if name not in new_boxes]
+    for name in new_boxes:
+        if name in old_boxes and old_boxes[name]["description"] != new_boxes[name]["description"]:
+            plan.changed[name] = ["description"]
+    old, new = _servers(before), _servers(after)
+    plan.created += [name for name in new if name not in old]
+    plan.deleted += [name for name in old if name not in new]
+    for name, (position, server) in new.items():
+        if name not in old:
+            continue
+        old_position, old_server = old[name]
+        fields = sorted(
+            key
+            for key in {*server, *old_server}
+            if server.get(key, None) != old_server.get(key, None)
+        )
+        if position != old_position:
+            fields.append("position")
+        if fields:
+            plan.changed[name] = fields
+    return plan
+
+
+def raw_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Servers whose way of running a change makes or alters outside the catalog: a raw
+    server created, or one (or a catalog one turned raw, or back) changed in how it runs."""
+    old, new = _servers(before), _servers(after)
+    found = []
+    for name, (_, server) in new.items():
+        previous = old.get(name, (0, None))[1]
+        raw = "catalog" not in server or (previous is not None and "catalog" not in previous)
+        if previous is None:
+            changed = raw
+        else:
+            changed = raw and any(server.get(key) != previous.get(key) for key in RAW_CHANGES)
+        if changed:
+            found.append(name)
+    return found
+
+
+class RawRefused(Exception):
+    def __init__(self, servers: list[str]) -> None:
+        super().__init__(", ".join(servers))
+        self.servers = servers
+
+
+class StaleVersion(Exception):
+    def __init__(self, current: str) -> None:
+        super().__init__(current)
+        self.current = current
+
+
+def apply(
+    tenant: Tenant, data: Any, *, if_match: str | None, dry_run: bool, operator: bool
+) -> tuple[Plan, str]:
+    """Apply `data` as the tenant's whole configuration (all or nothing); with `dry_run`,
+    or when nothing would change, nothing is written. Returns the plan and the version
+    after. Raises ConfigError (invalid document), StaleVersion (If-Match not current) or,
+    for others than operators, RawRefused (a raw server made or changed in how it runs)."""
+    with transaction.atomic():
+        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # one writer at a time
+        before = export_tenant(tenant)
+        current = version(before)
+        if if_match is not None and if_match != current:
+            raise StaleVersion(current)
+        import_tenant(tenant, with_kept_values(data, before), replace=True)
+        after = export_tenant(tenant)
+        plan = plan_of(before, after)
+        refused = [] if operator else raw_changes(before, after)
+        if refused:
+            raise RawRefused(refused)  # leaving the atomic block undoes the import
+        if dry_run or plan.empty:
+            transaction.set_rollback(True)
+            return plan, current
+    return plan, version(after)

@@ -1,0 +1,1 @@
+"""The API's resources, one router per module; `api.site` mounts them."""

@@ -1,0 +1,67 @@
+"""A tenant's MCP API keys: listed, made (the key answered once), revoked."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.http import HttpRequest
+from ninja import Router, Status
+
+from api.actor import not_found
+from api.history import ADDITION, CHANGE, record
+from api.problems import invalid
+from api.routes.tenants import ERRORS, actor_of
+from api.schemas import KeyCreated, KeyIn, KeyOut
+from toolboxes.models import ApiKey, Tenant
+
+router = Router(tags=["api keys"])
+BASE = "/tenants/{slug}/keys"
+
+
+def key_of(tenant: Tenant, prefix: str) -> ApiKey:
+    key = tenant.api_keys.filter(prefix=prefix).first()
+    if key is None:
+        raise not_found("API key", prefix)
+    return key
+
+
+@router.get(BASE, response={200: list[KeyOut], **ERRORS})
+def list_keys(request: HttpRequest, slug: str) -> list[KeyOut]:
+    tenant = actor_of(request).tenant(slug)
+    return [KeyOut.of(key) for key in tenant.api_keys.prefetch_related("toolboxes")]
+
+
+@router.post(BASE, response={201: KeyCreated, **ERRORS})
+def create_key(request: HttpRequest, slug: str, payload: KeyIn) -> Status[KeyCreated]:
+    actor = actor_of(request)
+    tenant = actor.tenant(slug, change=True)
+    toolboxes = list(tenant.toolboxes.filter(name__in=payload.toolboxes))
+    missing = sorted(set(payload.toolboxes) - {toolbox.name for toolbox in toolboxes})
+    if missing:
+        raise invalid(
+            [{"field": "toolboxes", "message": f"No toolbox '{name}'."} for name in missing]
+        )
+    with transaction.atomic():
+        key, full_key = ApiKey.issue(
+            tenant,
+            label=payload.label,
+            toolboxes=toolboxes,
+            expires_in_days=payload.expires_in_days,
+        )
+        record(actor, key, ADDITION)
+    response = KeyCreated(**KeyOut.of(key).model_dump(), key=full_key)
+    return Status(201, response)
+
+
+@router.get(BASE + "/{prefix}", response={200: KeyOut, **ERRORS})
+def get_key(request: HttpRequest, slug: str, prefix: str) -> KeyOut:
+    return KeyOut.of(key_of(actor_of(request).tenant(slug), prefix))
+
+
+@router.post(BASE + "/{prefix}/revoke", response={200: KeyOut, **ERRORS})
+def revoke_key(request: HttpRequest, slug: str, prefix: str) -> KeyOut:
+    actor = actor_of(request)
+    key = key_of(actor.tenant(slug, change=True), prefix)
+    if key.revoked_at is None:
+        key.revoke()
+        record(actor, key, CHANGE, "Revoked")
+    return KeyOut.of(key)

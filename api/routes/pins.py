@@ -1,0 +1,83 @@
+"""Tool definitions a tenant's servers offer, held for approval (pinning): listed with the
+diff against what was approved, approved or rejected by the tenant's admins
+(`toolboxes.pins`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from pydantic import Field
+
+from api.actor import not_found
+from api.history import CHANGE, record
+from api.routes.servers import BASE as SERVERS
+from api.routes.servers import server_of
+from api.routes.tenants import ERRORS, actor_of
+from api.routes.toolboxes import toolbox_of
+from toolboxes import pins
+from toolboxes.models import Server, ToolPin
+
+router = Router(tags=["tool definitions"])
+
+
+class PinOut(Schema):
+    toolbox: str
+    server: str
+    tool: str
+    status: str = Field(description="approved, rejected, held: new, held: changed")
+    diff: str = Field(description="Unified diff, approved to offered (empty when approved).")
+    offered_at: str
+
+    @staticmethod
+    def of(pin: ToolPin) -> PinOut:
+        return PinOut(
+            toolbox=pin.server.toolbox.name,
+            server=pin.server.name,
+            tool=pin.name,
+            status=pin.status,
+            diff="" if not pin.is_held else pin.diff(),
+            offered_at=pin.offered_at.isoformat(),
+        )
+
+
+class PinFilters(Schema):
+    status: Literal["held", "all"] = "held"
+
+
+@router.get("/tenants/{slug}/tool-definitions", response={200: list[PinOut], **ERRORS})
+def list_pins(request: HttpRequest, slug: str, filters: Query[PinFilters]) -> list[PinOut]:
+    tenant = actor_of(request).tenant(slug)
+    rows = ToolPin.objects.filter(server__toolbox__tenant=tenant).select_related("server__toolbox")
+    if filters.status == "held":
+        rows = pins.held(rows)
+    return [
+        PinOut.of(pin) for pin in rows.order_by("server__toolbox__name", "server__name", "name")
+    ]
+
+
+def pin_of(server: Server, tool: str) -> ToolPin:
+    pin = server.tool_pins.select_related("server__toolbox").filter(name=tool).first()
+    if pin is None:
+        raise not_found("tool definition", tool)
+    return pin
+
+
+def _decide(request: HttpRequest, slug: str, name: str, server: str, tool: str, *, approve: bool):
+    actor = actor_of(request)
+    found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)
+    pin = pin_of(found, tool)
+    (pins.approve if approve else pins.reject)([pin])
+    record(actor, pin, CHANGE, "Approved" if approve else "Rejected")
+    return PinOut.of(pin)
+
+
+@router.post(SERVERS + "/{server}/tools/{tool}/approve", response={200: PinOut, **ERRORS})
+def approve(request: HttpRequest, slug: str, name: str, server: str, tool: str) -> PinOut:
+    return _decide(request, slug, name, server, tool, approve=True)
+
+
+@router.post(SERVERS + "/{server}/tools/{tool}/reject", response={200: PinOut, **ERRORS})
+def reject(request: HttpRequest, slug: str, name: str, server: str, tool: str) -> PinOut:
+    return _decide(request, slug, name, server, tool, approve=False)

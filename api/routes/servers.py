@@ -1,0 +1,165 @@
+"""A toolbox's servers (raw or from the catalog; secrets write-only) and their tool
+filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Max
+from django.http import HttpRequest, HttpResponse
+from ninja import Router, Status
+
+from api.actor import Actor, not_found
+from api.history import ADDITION, CHANGE, DELETION, record
+from api.problems import Problem, invalid
+from api.routes.tenants import ERRORS, actor_of
+from api.routes.toolboxes import BASE as TOOLBOXES
+from api.routes.toolboxes import toolbox_of
+from api.schemas import ServerFields, ServerIn, ServerOut, ServerPatch, ToolFiltersIn
+from toolboxes.models import CatalogEntry, Server, Toolbox
+
+router = Router(tags=["servers"])
+BASE = TOOLBOXES + "/{name}/servers"
+SECRET_MAPS = ("env", "headers")
+# How a raw server runs: set by operators only (tenant admins make servers from the
+# catalog, and never see these fields: toolboxes.admin.server_layout).
+RAW_FIELDS = ("transport", "command", "args", "env", "cwd", "url", "headers")
+CATALOG_REQUIRED = "This field is required."
+NULLABLE = ("idle_timeout",)  # null: the gateway's default
+
+
+def may_set(actor: Actor, server: Server, given: dict[str, Any]) -> None:
+    """A tenant admin's server is made from the catalog: 403 for what only operators set."""
+    if actor.operator:
+        return
+    raw = [field for field in RAW_FIELDS if field in given]
+    if raw:
+        raise Problem(
+            403,
+            f"Only operators may set {', '.join(raw)}: tenant admins make servers from the "
+            "catalog.",
+        )
+    if server.pk is None and not given.get("catalog"):
+        raise invalid([{"field": "catalog", "message": CATALOG_REQUIRED}])
+    if server.pk is not None and server.catalog_entry_id is None and "catalog" in given:
+        raise Problem(
+            403, f"Server '{server.name}' is a raw server: only operators may change how it runs."
+        )
+
+
+def server_of(toolbox: Toolbox, server_name: str) -> Server:
+    server = toolbox.servers.select_related("catalog_entry").filter(name=server_name).first()
+    if server is None:
+        raise not_found("server", server_name)
+    return server
+
+
+def kept(given: dict[str, str | None], stored: dict[str, str], field: str) -> dict[str, str]:
+    """A secret map as given, a null value meaning "keep the stored one"."""
+    missing = [name for name, value in given.items() if value is None and name not in stored]
+    if missing:
+        raise invalid(
+            [
+                {"field": f"{field}.{name}", "message": "has no stored value to keep"}
+                for name in missing
+            ]
+        )
+    return {name: stored[name] if value is None else value for name, value in given.items()}
+
+
+def apply(actor: Actor, server: Server, payload: ServerFields) -> list[str]:
+    """Set what the payload gives; the names of the fields it gave."""
+    given: dict[str, Any] = payload.model_dump(exclude_unset=True)
+    given.pop("name", None)
+    may_set(actor, server, given)
+    if "catalog" in given:
+        entry_name = given.pop("catalog")
+        server.catalog_entry = None
+        if entry_name is not None:
+            server.catalog_entry = CatalogEntry.objects.filter(name=entry_name).first()
+            if server.catalog_entry is None:
+                raise invalid(
+                    [{"field": "catalog", "message": f"No catalog entry '{entry_name}'."}]
+                )
+        given["catalog_entry"] = entry_name
+    for field in SECRET_MAPS:
+        if field in given:
+            setattr(server, field, kept(given[field] or {}, getattr(server, field) or {}, field))
+    if "parameters" in given:
+        stored = {**(server.parameters or {}), **(server.secret_parameters or {})}
+        server.parameters = kept(given["parameters"] or {}, stored, "parameters")
+        server.secret_parameters = {}  # type: ignore[assignment]  # the model files the secret ones again (clean)
+    for field, value in given.items():
+        if field in (*SECRET_MAPS, "parameters", "catalog_entry"):
+            continue
+        if value is not None or field in NULLABLE:
+            setattr(server, field, value)
+    return list(given)
+
+
+@router.get(BASE, response={200: list[ServerOut], **ERRORS})
+def list_servers(request: HttpRequest, slug: str, name: str) -> list[ServerOut]:
+    actor = actor_of(request)
+    toolbox = toolbox_of(actor.tenant(slug), name)
+    servers = toolbox.servers.select_related("catalog_entry", "toolbox").order_by("position", "pk")
+    return [ServerOut.of(server, actor.operator) for server in servers]
+
+
+@router.post(BASE, response={201: ServerOut, **ERRORS})
+def create_server(
+    request: HttpRequest, slug: str, name: str, payload: ServerIn
+) -> Status[ServerOut]:
+    actor = actor_of(request)
+    toolbox = toolbox_of(actor.tenant(slug, change=True), name)
+    last = toolbox.servers.aggregate(last=Max("position"))["last"]
+    server = Server(toolbox=toolbox, name=payload.name, position=0 if last is None else last + 1)
+    apply(actor, server, payload)
+    server.full_clean()
+    server.save()
+    record(actor, server, ADDITION)
+    return Status(201, ServerOut.of(server, actor.operator))
+
+
+@router.get(BASE + "/{server}", response={200: ServerOut, **ERRORS})
+def get_server(request: HttpRequest, slug: str, name: str, server: str) -> ServerOut:
+    actor = actor_of(request)
+    found = server_of(toolbox_of(actor.tenant(slug), name), server)
+    return ServerOut.of(found, actor.operator)
+
+
+@router.patch(BASE + "/{server}", response={200: ServerOut, **ERRORS})
+def change_server(
+    request: HttpRequest, slug: str, name: str, server: str, payload: ServerPatch
+) -> ServerOut:
+    actor = actor_of(request)
+    found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)
+    fields = apply(actor, found, payload)
+    if payload.name is not None:
+        found.name = payload.name
+        fields.append("name")
+    found.full_clean()
+    found.save()
+    record(actor, found, CHANGE, fields=fields)
+    return ServerOut.of(found, actor.operator)
+
+
+@router.put(BASE + "/{server}/tool-filters", response={200: ServerOut, **ERRORS})
+def set_tool_filters(
+    request: HttpRequest, slug: str, name: str, server: str, payload: ToolFiltersIn
+) -> ServerOut:
+    actor = actor_of(request)
+    found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)
+    found.tool_filters = payload.tool_filters
+    found.full_clean()
+    found.save()
+    record(actor, found, CHANGE, fields=["tool_filters"])
+    return ServerOut.of(found, actor.operator)
+
+
+@router.delete(BASE + "/{server}", response={204: None, **ERRORS})
+def delete_server(request: HttpRequest, slug: str, name: str, server: str) -> HttpResponse:
+    actor = actor_of(request)
+    found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)
+    record(actor, found, DELETION)
+    found.delete()
+    return HttpResponse(status=204)

@@ -1,0 +1,243 @@
+"""The API's bodies: what it reads and what it answers (pydantic, via django-ninja).
+
+Secrets are write-only: a server's env and header values and its secret catalog
+parameters are accepted on input and answered only by name.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+from accounts.models import ApiToken
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+
+TransportName = Literal["stdio", "streamable-http", "sse"]
+PinningName = Literal["trust-first", "approve-all", "off"]
+OPERATORS_SEE = "How a raw server runs: null unless the token's owner is an operator."
+KEEP_SECRET = (
+    "Write-only values. The map given replaces the stored one; a name given with null "
+    "keeps its stored value; omitted altogether, the stored map stays."
+)
+
+
+class _In(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TenantOut(Schema):
+    slug: str
+    name: str
+    active: bool
+    max_connections: int | None
+    created_at: datetime
+
+    @staticmethod
+    def of(tenant: Tenant) -> TenantOut:
+        return TenantOut(
+            slug=tenant.slug,
+            name=tenant.name,
+            active=tenant.is_active,
+            max_connections=tenant.max_connections,
+            created_at=tenant.created_at,
+        )
+
+
+class TenantIn(_In):
+    slug: str = Field(max_length=64)
+    name: str = Field(default="", max_length=200)
+    active: bool = True
+    max_connections: int | None = Field(default=None, ge=0)
+
+
+class TenantPatch(_In):
+    name: str | None = Field(default=None, max_length=200)
+    active: bool | None = None
+    max_connections: int | None = Field(default=None, ge=0)
+
+
+class ToolboxOut(Schema):
+    name: str
+    description: str
+    servers: list[str]
+
+    @staticmethod
+    def of(toolbox: Toolbox) -> ToolboxOut:
+        names = [server.name for server in toolbox.servers.order_by("position", "pk")]
+        return ToolboxOut(name=toolbox.name, description=toolbox.description, servers=names)
+
+
+class ToolboxIn(_In):
+    name: str = Field(max_length=100)
+    description: str
+
+
+class ToolboxPatch(_In):
+    name: str | None = Field(default=None, max_length=100)
+    description: str | None = None
+
+
+class ServerOut(Schema):
+    name: str
+    toolbox: str
+    position: int
+    transport: str
+    command: str | None = Field(description=OPERATORS_SEE)
+    args: list[Any] | None = Field(description=OPERATORS_SEE)
+    cwd: str | None = Field(description=OPERATORS_SEE)
+    url: str | None = Field(description=OPERATORS_SEE)
+    env_names: list[str] = Field(description="The names of its environment variables.")
+    header_names: list[str] = Field(description="The names of its HTTP headers.")
+    catalog: str | None
+    parameters: dict[str, Any] = Field(description="Its catalog parameters, secret ones left out.")
+    secret_parameter_names: list[str]
+    tool_filters: list[Any]
+    timeout: int
+    idle_timeout: int | None
+    pinning: str
+    enabled: bool
+    last_check_ok: bool | None
+    last_check_at: datetime | None
+    last_check_reason: str
+
+    @staticmethod
+    def of(server: Server, operator: bool) -> ServerOut:
+        """As the caller may see it: how a raw server runs is for operators' eyes only."""
+        return ServerOut(
+            name=server.name,
+            toolbox=server.toolbox.name,
+            position=server.position,
+            transport=server.transport,
+            command=server.command if operator else None,
+            args=list(server.args or []) if operator else None,
+            cwd=server.cwd if operator else None,
+            url=server.url if operator else None,
+            env_names=sorted(server.env or {}),
+            header_names=sorted(server.headers or {}),
+            catalog=server.catalog_entry.name if server.catalog_entry_id else None,
+            parameters=dict(server.parameters or {}),
+            secret_parameter_names=sorted(server.secret_parameters or {}),
+            tool_filters=list(server.tool_filters or []),
+            timeout=server.timeout,
+            idle_timeout=server.idle_timeout,
+            pinning=server.pinning,
+            enabled=server.enabled,
+            last_check_ok=server.last_check_ok,
+            last_check_at=server.last_check_at,
+            last_check_reason=server.last_check_reason,
+        )
+
+
+class ServerFields(_In):
+    transport: TransportName | None = None
+    command: str | None = Field(default=None, max_length=1000)
+    args: list[str] | None = None
+    env: dict[str, str | None] | None = Field(default=None, description=KEEP_SECRET)
+    cwd: str | None = Field(default=None, max_length=1000)
+    url: str | None = Field(default=None, max_length=2000)
+    headers: dict[str, str | None] | None = Field(default=None, description=KEEP_SECRET)
+    catalog: str | None = Field(default=None, description="A catalog entry's name.")
+    parameters: dict[str, str | None] | None = Field(default=None, description=KEEP_SECRET)
+    tool_filters: list[str] | None = None
+    timeout: int | None = Field(default=None, ge=1)
+    idle_timeout: int | None = Field(default=None, ge=1)
+    pinning: PinningName | None = None
+    enabled: bool | None = None
+
+
+class ServerIn(ServerFields):
+    name: str = Field(max_length=100)
+
+
+class ServerPatch(ServerFields):
+    name: str | None = Field(default=None, max_length=100)
+
+
+class ToolFiltersIn(_In):
+    tool_filters: list[str] = Field(description='["*"] all tools, a list of names, [] none.')
+
+
+class KeyOut(Schema):
+    prefix: str
+    label: str
+    status: str
+    toolboxes: list[str] | None = Field(description="null: every toolbox of the tenant.")
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+    @staticmethod
+    def of(key: ApiKey) -> KeyOut:
+        limited = key.limited or key.toolboxes.exists()
+        return KeyOut(
+            prefix=key.prefix,
+            label=key.label,
+            status=key.status,
+            toolboxes=sorted(t.name for t in key.toolboxes.all()) if limited else None,
+            created_at=key.created_at,
+            expires_at=key.expires_at,
+            last_used_at=key.last_used_at,
+            revoked_at=key.revoked_at,
+        )
+
+
+class KeyIn(_In):
+    label: str = Field(default="", max_length=200)
+    toolboxes: list[str] = Field(default_factory=list, description="Empty: every toolbox.")
+    expires_in_days: int | None = Field(default=None, ge=1, le=3650)
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="The key itself, shown this once.")
+
+
+class CallOut(Schema):
+    id: int
+    at: datetime
+    meta_tool: str
+    toolbox: str
+    server: str
+    tool: str
+    outcome: str
+    error_code: str
+    duration_ms: float
+    key_prefix: str
+    member: str
+    client_name: str
+
+
+class CallPage(Schema):
+    items: list[CallOut]
+    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null: last.")
+
+
+class TokenOut(Schema):
+    prefix: str
+    name: str
+    tenant: str | None
+    read_only: bool
+    expires_at: datetime
+    last_used_at: datetime | None
+
+    @staticmethod
+    def of(token: ApiToken) -> TokenOut:
+        return TokenOut(
+            prefix=token.prefix,
+            name=token.name,
+            tenant=token.tenant.slug if token.tenant_id else None,
+            read_only=token.read_only,
+            expires_at=token.expires_at,
+            last_used_at=token.last_used_at,
+        )
+
+
+class WhoAmI(Schema):
+    username: str
+    operator: bool
+    roles: dict[str, str] = Field(description="Tenant slug -> role, as this credential sees them.")
+    credential: str = Field(description="The API token, or the OAuth sign-in, calling.")
+    token: TokenOut | None = Field(description="The personal API token calling (null: OAuth).")
