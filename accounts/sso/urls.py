@@ -4,13 +4,19 @@ front-channel one, where it has only that)."""
 
 from django.urls import path
 
-from accounts.sso import views
+from accounts.sso import logout_views, views
 
 urlpatterns = [
     path("<str:name>/login", views.start, name="sso_login"),
     path("<str:name>/callback", views.callback, name="sso_callback"),
-    path("<str:name>/backchannel-logout", views.backchannel_logout, name="sso_backchannel_logout"),
     path(
-        "<str:name>/frontchannel-logout", views.frontchannel_logout, name="sso_frontchannel_logout"
+        "<str:name>/backchannel-logout",
+        logout_views.backchannel_logout,
+        name="sso_backchannel_logout",
+    ),
+    path(
+        "<str:name>/frontchannel-logout",
+        logout_views.frontchannel_logout,
+        name="sso_frontchannel_logout",
     ),
 ]

@@ -1,5 +1,5 @@
 """The sign-in through a provider (authorization code with PKCE, `state` and `nonce` kept
-in the browser's session), its callback, and the provider's back-channel logout.
+in the browser's session) and its callback; the provider's logouts are `logout_views`.
 
 A failed sign-in shows our page with one of `failures`' texts and signs nobody in; the
 provider's own answer goes only to the log.
@@ -13,34 +13,25 @@ import logging
 import re
 import secrets
 import time
-from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.auth import login
-from django.db import IntegrityError, transaction
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
-from accounts.models import SsoIdentity, SsoLogoutToken, SsoSession
+from accounts.models import SsoSession
 from accounts.sso import discovery, failures, group_mapping, identities, recheck
 from accounts.sso.failures import SignInFailed
 from accounts.sso.http import ProviderUnreachable, request_json
-from accounts.sso.id_tokens import (
-    LOGOUT_TOKEN_SECONDS,
-    LogoutTokenRefused,
-    id_token_claims,
-    logout_token_claims,
-)
+from accounts.sso.id_tokens import id_token_claims
 from accounts.sso.providers import Provider, provider_named
-from accounts.sso.sessions import SESSION_KEY, end_access, forget_ended_sessions
+from accounts.sso.sessions import SESSION_KEY, forget_ended_sessions
 
 log = logging.getLogger("workbench.sso")
 
@@ -242,68 +233,3 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
     )
     request.session[SESSION_KEY] = {"identity": identity.pk}
     return HttpResponseRedirect(entry["next"])
-
-
-def _logout_answer(error: str, status: int = 400) -> JsonResponse:
-    response = JsonResponse({"error": "invalid_request", "error_description": error}, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@csrf_exempt
-@require_POST
-def backchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
-    """OpenID Connect Back-Channel Logout 1.0: the provider says a person's session (sid)
-    or the person (sub) is logged out; their admin sessions end and their grants go."""
-    provider = provider_named(name)
-    if provider is None:
-        return _logout_answer("no such identity provider", 404)
-    token = request.POST.get("logout_token", "")
-    if not token:
-        return _logout_answer("the logout_token parameter is required")
-    try:
-        claims = logout_token_claims(provider, token)
-        issuer = discovery.metadata(provider)["issuer"]
-    except LogoutTokenRefused as exc:
-        return _logout_answer(str(exc))
-    except ProviderUnreachable:
-        return _logout_answer("the provider's keys could not be fetched", 503)
-    # A jti older than the tokens accepted (by iat) can no longer be replayed: forgotten.
-    stale = timezone.now() - timedelta(seconds=2 * LOGOUT_TOKEN_SECONDS)
-    SsoLogoutToken.objects.filter(received_at__lt=stale).delete()
-    try:
-        with transaction.atomic():
-            SsoLogoutToken.objects.create(issuer=issuer, jti=claims["jti"][:255])
-    except IntegrityError:
-        return _logout_answer("the logout token was already used")
-    sub, sid = claims.get("sub"), str(claims.get("sid") or "")
-    if sub:
-        found = list(SsoIdentity.objects.filter(issuer=issuer, subject=sub))
-    else:
-        found = list(SsoIdentity.objects.filter(issuer=issuer, sessions__sid=sid).distinct())
-    for identity in found:
-        end_access(identity, sid)
-    response = HttpResponse(status=200)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@never_cache
-@require_GET
-def frontchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
-    """OpenID Connect Front-Channel Logout 1.0, for providers without the back channel
-    (Entra ID): the provider's page loads this with its `iss` and the session's `sid`
-    (which only the provider and this gateway know); that session's admin sessions end
-    and the person's grants go, as a back-channel logout does."""
-    provider = _provider(name)
-    sid, iss = request.GET.get("sid", ""), request.GET.get("iss", "")
-    try:
-        issuer = discovery.metadata(provider)["issuer"]
-    except ProviderUnreachable:
-        return HttpResponse("The provider could not be reached.", status=503)
-    if not sid or iss != issuer:
-        return HttpResponse("The iss and sid parameters are required.", status=400)
-    found = SsoIdentity.objects.filter(issuer=issuer, sessions__sid=sid).distinct()
-    for identity in list(found):
-        end_access(identity, sid)
-    return HttpResponse("", status=200)
