@@ -9,6 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
+from accounts.sso.providers import check as check_sso_settings
 from mcp_gateway import (
     CachePolicy,
     GatewayOptions,
@@ -364,6 +365,7 @@ WORKBENCH_OIDC_GROUP_MAPPINGS: list[dict[str, object]] = env.json(
 )
 WORKBENCH_LOCAL_LOGIN: bool = env.bool("WORKBENCH_LOCAL_LOGIN", default=True)
 WORKBENCH_BREAK_GLASS_USERS: list[str] = env.list("WORKBENCH_BREAK_GLASS_USERS", default=[])
+check_sso_settings(WORKBENCH_OIDC_PROVIDERS, WORKBENCH_OIDC_GROUP_MAPPINGS)
 OAUTH2_PROVIDER = provider_settings(
     issuer=WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix("/mcp"),
     registration=WORKBENCH_OAUTH_REGISTRATION,

@@ -14,7 +14,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from accounts.models import ADMIN, VIEWER, Membership, SsoGroupMapping, SsoIdentity, SsoMembership
@@ -39,21 +38,17 @@ class Rule:
 
 
 def settings_rules() -> list[Rule]:
-    """`WORKBENCH_OIDC_GROUP_MAPPINGS`: [{"group", "tenant" (slug), "role"} or
-    {"group", "operators": true}], each with an optional "provider"."""
+    """`WORKBENCH_OIDC_GROUP_MAPPINGS` (its shape checked as the settings load:
+    `providers.check_mappings`)."""
     rules = []
     slugs = dict(Tenant.objects.values_list("slug", "pk"))
-    for index, item in enumerate(settings.WORKBENCH_OIDC_GROUP_MAPPINGS):
-        where = f"WORKBENCH_OIDC_GROUP_MAPPINGS[{index}]"
-        if not isinstance(item, dict) or not item.get("group"):
-            raise ImproperlyConfigured(f"{where}: an object with a group.")
-        role = item.get("role", VIEWER)
-        if role not in RANK:
-            raise ImproperlyConfigured(f"{where}: role must be admin or viewer.")
+    for item in settings.WORKBENCH_OIDC_GROUP_MAPPINGS:
+        provider = item.get("provider", "")
         if item.get("operators"):
-            rules.append(Rule(item["group"], item.get("provider", ""), operators=True))
+            rules.append(Rule(item["group"], provider, operators=True))
         elif item.get("tenant") in slugs:
-            rules.append(Rule(item["group"], item.get("provider", ""), slugs[item["tenant"]], role))
+            role = item.get("role", VIEWER)
+            rules.append(Rule(item["group"], provider, slugs[item["tenant"]], role))
         # A tenant not (yet) created maps nothing: the mapping can be committed first.
     return rules
 

@@ -1,8 +1,10 @@
-"""The identity providers an operator configured (`WORKBENCH_OIDC_PROVIDERS`).
+"""The identity providers an operator configured (`WORKBENCH_OIDC_PROVIDERS`), and the
+shape of the group mapping kept in settings (`WORKBENCH_OIDC_GROUP_MAPPINGS`).
 
 A JSON list, one object per provider; a client secret may stay out of it, in
 `WORKBENCH_OIDC_<NAME>_CLIENT_SECRET` (name upper-cased, `-` as `_`), so that the list
-itself can live in Git.
+itself can live in Git. Both settings are checked when the settings load (`check`): a
+typo stops the start, never the login page.
 """
 
 from __future__ import annotations
@@ -101,6 +103,32 @@ def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
             authorize_params=_authorize_params(where, item.get("authorize_params") or {}),
         )
     return found
+
+
+ROLES = ("admin", "viewer")
+
+
+def check_mappings(items: Any) -> None:
+    """[{"group", "tenant" (a slug), "role"} or {"group", "operators": true}], each with an
+    optional "provider"; ImproperlyConfigured names the first wrong entry."""
+    if not isinstance(items, list):
+        raise ImproperlyConfigured("WORKBENCH_OIDC_GROUP_MAPPINGS must be a JSON list.")
+    for index, item in enumerate(items):
+        where = f"WORKBENCH_OIDC_GROUP_MAPPINGS[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("group"), str):
+            raise ImproperlyConfigured(f"{where}: an object with a group.")
+        if item.get("role", "viewer") not in ROLES:
+            raise ImproperlyConfigured(f"{where}: role must be admin or viewer.")
+        if bool(item.get("operators")) == bool(item.get("tenant")):
+            raise ImproperlyConfigured(f"{where}: map the group to a tenant or to the operators.")
+
+
+def check(providers: Any, mappings: Any) -> None:
+    """Both settings, as the settings module loads (the start fails on a wrong one)."""
+    if not isinstance(providers, list):
+        raise ImproperlyConfigured("WORKBENCH_OIDC_PROVIDERS must be a JSON list.")
+    parse(providers)
+    check_mappings(mappings)
 
 
 def all_providers() -> dict[str, Provider]:

@@ -6,6 +6,9 @@ test_sso_flow.py."""
 from __future__ import annotations
 
 import html
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from io import StringIO
@@ -31,9 +34,10 @@ from accounts.models import (
 )
 from accounts.sso import discovery, failures
 from accounts.sso.login_form import LOCAL_LOGIN_OFF
-from accounts.sso.providers import parse, provider_named
+from accounts.sso.providers import check, parse, provider_named
 from tests.harness.net import free_port
 from tests.harness.oidc import IdP, running_idp, sign_in_at_provider
+from tests.harness.paths import ROOT
 from toolboxes.models import Tenant
 
 # The provider and the flows are the same whatever the database: one pass runs them.
@@ -412,3 +416,26 @@ def test_a_deactivated_user_is_not_signed_in(corp: IdP) -> None:
     response = sign_in(client, "u-ned")
     assert response.status_code == 403 and failures.INACTIVE in text_of(response)
     assert client.get("/admin/").status_code == 302
+
+
+def test_a_wrong_sso_setting_stops_the_start() -> None:
+    with pytest.raises(ImproperlyConfigured) as raised:
+        check([], [{"group": "wb-acme", "tenant": "acme", "operators": True}])
+    assert str(raised.value) == (
+        "WORKBENCH_OIDC_GROUP_MAPPINGS[0]: map the group to a tenant or to the operators."
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "WORKBENCH_OIDC_PROVIDERS": '[{"name": "corp", "issuer": "https://idp.example"}]',
+    }
+    started = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode != 0
+    assert "WORKBENCH_OIDC_PROVIDERS[0]: client_id is required." in started.stderr
