@@ -9,6 +9,7 @@ higher role wins (admin over viewer).
 from __future__ import annotations
 
 import fnmatch
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from accounts.roles import OPERATORS_GROUP, forget
 from toolboxes.models import Tenant
 
 RANK = {VIEWER: 1, ADMIN: 2}
+log = logging.getLogger("workbench.sso")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def apply(identity: SsoIdentity, groups: list[str]) -> Wanted:
     """Make the identity's user's memberships from groups follow `groups`."""
     want = wanted(identity.provider, groups)
     user = identity.user
+    changes: list[str] = []  # for the log: who got or lost what, through which group
     with transaction.atomic():
         held = {m.tenant_id: m for m in Membership.objects.select_for_update().filter(user=user)}
         given = {
@@ -97,9 +100,11 @@ def apply(identity: SsoIdentity, groups: list[str]) -> Wanted:
                 continue  # added by hand: stays as it is
             if tenant_id not in want.tenants:
                 membership.delete()
+                changes.append(f"removed from tenant {tenant_id}")
                 continue
             role, group = want.tenants[tenant_id]
             if membership.role != role:
+                changes.append(f"{membership.role} → {role} in tenant {tenant_id} ({group})")
                 membership.role = role
                 membership.save(update_fields=["role"])
             if link.group != group or link.identity_id != identity.pk:
@@ -110,13 +115,22 @@ def apply(identity: SsoIdentity, groups: list[str]) -> Wanted:
                 continue
             membership = Membership.objects.create(user=user, tenant_id=tenant_id, role=role)
             SsoMembership.objects.create(membership=membership, identity=identity, group=group)
+            changes.append(f"{role} in tenant {tenant_id} ({group})")
+        was_operator = identity.operator_from_groups
         _operators(identity, want.operator)
+        if identity.operator_from_groups != was_operator:
+            changes.append("made an operator" if want.operator else "no longer an operator")
         staff = want.operator or user.is_superuser or Membership.objects.filter(user=user).exists()
         staff = staff or user.groups.filter(name=OPERATORS_GROUP).exists()
         if user.is_staff != staff:
             user.is_staff = staff
             user.save(update_fields=["is_staff"])
     forget(user)
+    if changes:
+        log.info(
+            "sso memberships changed",
+            extra={"provider": identity.provider, "user": user.pk, "changes": changes},
+        )
     return want
 
 

@@ -232,4 +232,5 @@ def callback(request: HttpRequest, name: str) -> HttpResponse:
         sid=str(claims.get("sid") or "")[:255],
     )
     request.session[SESSION_KEY] = {"identity": identity.pk}
+    log.info("sso sign-in", extra={"provider": name, "user": user.pk, "groups": identity.groups})
     return HttpResponseRedirect(entry["next"])

@@ -105,7 +105,7 @@ def test_first_sign_in_creates_the_user_with_the_groups_memberships(corp: IdP) -
     assert SsoSession.objects.filter(identity=identity).count() == 1
 
 
-def test_memberships_follow_the_groups_and_hand_added_ones_stay(corp: IdP) -> None:
+def test_memberships_follow_the_groups_and_hand_added_ones_stay(corp: IdP, caplog: Any) -> None:
     corp.person("u-bo", ["wb-acme-admins", "platform-team"])
     sign_in(Client(), "u-bo")
     user = SsoIdentity.objects.get(subject="u-bo").user
@@ -116,6 +116,12 @@ def test_memberships_follow_the_groups_and_hand_added_ones_stay(corp: IdP) -> No
     roles = dict(Membership.objects.filter(user=user).values_list("tenant__slug", "role"))
     assert roles == {"acme": "viewer", "globex": "admin"}
     assert not user.groups.filter(name="operators").exists()
+    acme_id = Tenant.objects.get(slug="acme").pk
+    logged = [r.changes for r in caplog.records if r.getMessage() == "sso memberships changed"]
+    assert logged[-1] == [
+        f"admin → viewer in tenant {acme_id} (wb-acme-readers)",
+        "no longer an operator",
+    ]
     corp.person("u-bo", [])  # out of every group: the hand-added membership stays
     sign_in(Client(), "u-bo")
     roles = dict(Membership.objects.filter(user=user).values_list("tenant__slug", "role"))
