@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
 from accounts.models import SsoGroupMapping, SsoIdentity, SsoMembership
 from accounts.roles import is_operator
+from accounts.sso.providers import all_providers
 
 
 class OperatorsOnly:
@@ -30,8 +32,29 @@ class OperatorsOnly:
         return is_operator(request.user)
 
 
+class GroupMappingForm(forms.ModelForm):
+    """The provider chosen among those configured (or every provider)."""
+
+    class Meta:
+        model = SsoGroupMapping
+        fields = ["provider", "group", "tenant", "role", "operators"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = list(all_providers())
+        current = self.instance.provider
+        if current and current not in names:
+            names.append(current)  # a provider since removed from the settings
+        self.fields["provider"] = forms.ChoiceField(
+            choices=[("", "every provider"), *((name, name) for name in names)],
+            required=False,
+            help_text=SsoGroupMapping._meta.get_field("provider").help_text,
+        )
+
+
 @admin.register(SsoGroupMapping)
 class GroupMappingAdmin(OperatorsOnly, admin.ModelAdmin):
+    form = GroupMappingForm
     list_display = ["group", "provider", "tenant", "role", "operators"]
     list_filter = ["provider", "operators", "role"]
     search_fields = ["group", "tenant__slug"]

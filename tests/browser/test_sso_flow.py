@@ -39,14 +39,14 @@ def idp() -> Iterator[IdP]:
 @pytest.fixture
 def corp(idp: IdP, live_gateway: Any, settings: Any, plain_http_cookies: None) -> IdP:
     """The provider knows this gateway (its redirect and back-channel logout URIs), and
-    the gateway knows the provider and the operators' group mapping."""
+    the gateway knows the provider and the group mapping kept in settings (the admin's
+    rows add to it)."""
     base = live_gateway.url.removesuffix("/mcp")
     idp.register([f"{base}/sso/corp/callback"], f"{base}/sso/corp/backchannel-logout")
     discovery.forget()
     settings.WORKBENCH_OIDC_PROVIDERS = [idp.settings_entry()]
     settings.WORKBENCH_OIDC_GROUP_MAPPINGS = [
         {"group": "wb-acme-admins", "tenant": "acme", "role": "admin"},
-        {"group": "wb-acme-readers", "tenant": "acme", "role": "viewer"},
     ]
     acme = Tenant.objects.create(slug="acme", name="Acme")
     Toolbox.objects.create(tenant=acme, name="dev", description="Acme tools")
@@ -93,6 +93,27 @@ def test_groups_decide_the_role_and_a_change_applies_at_the_next_sign_in(
     user = SsoIdentity.objects.get(subject="u-ada").user
     assert dict(user.memberships.values_list("tenant__slug", "role")) == {"acme": "admin"}
 
+    # An operator maps another group in the admin; the person's groups change at the
+    # provider; the next sign-in follows them.
+    User.objects.create_superuser("olga", password="pw-olga-sso-1")
+    operator = chromium.new_page(base)
+
+    def map_readers() -> str:
+        operator.goto("/admin/login/?next=/admin/")
+        operator.fill("#id_username", "olga")
+        operator.fill("#id_password", "pw-olga-sso-1")
+        operator.click("input[type=submit]")
+        operator.wait_for_load_state()
+        operator.goto("/admin/accounts/ssogroupmapping/add/")
+        operator.fill("#id_group", "wb-acme-read*")
+        operator.select_option("#id_tenant", label="Acme")
+        operator.select_option("#id_role", value="viewer")
+        snap(chromium, operator, "sso-operator-maps-a-group")
+        operator.click("input[name=_save]")
+        operator.wait_for_selector("text=was added successfully")
+        return operator.inner_text("#result_list")
+
+    assert "wb-acme-read*" in chromium.run(map_readers)
     corp.person("u-ada", ["wb-acme-readers"], name="Ada Lovelace")
 
     def again() -> tuple[str, int]:
@@ -110,16 +131,9 @@ def test_groups_decide_the_role_and_a_change_applies_at_the_next_sign_in(
     assert dict(user.memberships.values_list("tenant__slug", "role")) == {"acme": "viewer"}
 
     # The operator sees where the person came from and what each group gave.
-    User.objects.create_superuser("olga", password="pw-olga-sso-1")
-    operator = chromium.new_page(base)
     identity = SsoIdentity.objects.get(subject="u-ada")
 
     def identity_page() -> str:
-        operator.goto("/admin/login/?next=/admin/")
-        operator.fill("#id_username", "olga")
-        operator.fill("#id_password", "pw-olga-sso-1")
-        operator.click("input[type=submit]")
-        operator.wait_for_load_state()
         operator.goto(f"/admin/accounts/ssoidentity/{identity.pk}/change/")
         snap(chromium, operator, "sso-operator-sees-identity")
         return operator.inner_text("#content")
