@@ -218,6 +218,19 @@ def test_local_passwords_off_leave_only_the_break_glass_superuser(corp: IdP, set
         "/admin/login/?next=/admin/", {"username": "root", "password": "pw-root-local-1"}
     )
     assert allowed.status_code == 302
+    settings.WORKBENCH_BREAK_GLASS_USERS = ["root"]  # named: other superusers are refused
+    User.objects.create_superuser("sue", password="pw-sue-local-1")
+    other = Client().post(
+        "/admin/login/?next=/admin/", {"username": "sue", "password": "pw-sue-local-1"}
+    )
+    assert other.status_code == 200 and LOCAL_LOGIN_OFF in text_of(other)
+    # The break-glass form is throttled like any login: the limit, then 429.
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        Client().post("/admin/login/?local=1", {"username": "root", "password": "wrong"})
+    locked = Client().post(
+        "/admin/login/?next=/admin/", {"username": "root", "password": "pw-root-local-1"}
+    )
+    assert locked.status_code == 429
 
 
 def test_a_back_channel_logout_ends_the_sessions_and_grants_once(corp: IdP) -> None:
