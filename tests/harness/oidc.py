@@ -101,12 +101,9 @@ def sign_in_at_provider(authorize_url: str, login: str, until: str) -> str:
         for _ in range(12):
             if url.startswith(until):
                 return url
-            if "/interaction/" in url and client.cookies:
-                response = client.get(url)
-                if response.status_code == 200:
-                    response = client.post(url, data={"login": login})
-            else:
-                response = client.get(url)
+            response = client.get(url)
+            if "/interaction/" in url and response.status_code == 200:  # its login page
+                response = client.post(url, data={"login": login})
             location = response.headers.get("location")
             assert location, f"{url}: {response.status_code} {response.text[:300]}"
             url = urljoin(url, location)
