@@ -24,7 +24,6 @@ from django.contrib import admin
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse_lazy
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import get_application_model
@@ -41,6 +40,7 @@ from accounts.oauth_config import API_SCOPE, MCP_SCOPE
 from accounts.oauth_validator import GRANT_CREDENTIAL
 from accounts.oauth_views import api_resource_id, resource_id
 from accounts.roles import ADMIN
+from accounts.sso.login_form import login_url
 from toolboxes.models import Toolbox
 
 SELF_REGISTERED = ("dcr", "cimd")  # RegistrationSource values of clients nobody vetted
@@ -102,11 +102,16 @@ class ConsentForm(AllowForm):
 
 
 class ConsentView(AuthorizationView):
-    """DOT's authorization endpoint: log in (the admin's login), then consent."""
+    """DOT's authorization endpoint: log in (the admin's login, or the identity
+    provider's), then consent."""
 
     template_name = "accounts/oauth/consent.html"
     form_class = ConsentForm
-    login_url = reverse_lazy("admin:login")
+
+    def get_login_url(self) -> str:
+        """The admin's login page (with the identity providers' buttons), or the only
+        provider itself when local passwords are off (accounts.sso)."""
+        return login_url()
 
     # --- the request, checked before anything is shown -------------------------------
 

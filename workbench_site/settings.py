@@ -9,6 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
+from accounts.sso.providers import check as check_sso_settings
 from mcp_gateway import (
     CachePolicy,
     GatewayOptions,
@@ -82,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "accounts.middleware.OneTimePasswordMiddleware",
+    # A session opened through an identity provider that asks for re-checks (accounts/sso).
+    "accounts.sso.recheck.RecheckMiddleware",
     # The management API's 404 and 405 outside its views as problems (RFC 9457).
     "api.middleware.ApiProblemsMiddleware",
     # Last, as django-axes asks: refuses a locked-out login before any view runs.
@@ -353,6 +356,16 @@ WORKBENCH_OAUTH_REDIRECT_SCHEMES: list[str] = env.list(
     "WORKBENCH_OAUTH_REDIRECT_SCHEMES", default=["https"]
 )
 WORKBENCH_OAUTH_LOOPBACK_HTTP: bool = env.bool("WORKBENCH_OAUTH_LOOPBACK_HTTP", default=True)
+# Single sign-on (accounts/sso/; README "Sign in with your identity provider"): the
+# identity providers (a JSON list), the group mapping kept in Git (added to the admin's),
+# and whether local passwords work for anyone but the break-glass superusers.
+WORKBENCH_OIDC_PROVIDERS: list[dict[str, object]] = env.json("WORKBENCH_OIDC_PROVIDERS", default=[])
+WORKBENCH_OIDC_GROUP_MAPPINGS: list[dict[str, object]] = env.json(
+    "WORKBENCH_OIDC_GROUP_MAPPINGS", default=[]
+)
+WORKBENCH_LOCAL_LOGIN: bool = env.bool("WORKBENCH_LOCAL_LOGIN", default=True)
+WORKBENCH_BREAK_GLASS_USERS: list[str] = env.list("WORKBENCH_BREAK_GLASS_USERS", default=[])
+check_sso_settings(WORKBENCH_OIDC_PROVIDERS, WORKBENCH_OIDC_GROUP_MAPPINGS)
 OAUTH2_PROVIDER = provider_settings(
     issuer=WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix("/mcp"),
     registration=WORKBENCH_OAUTH_REGISTRATION,

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from accounts.sso.login_form import LoginForm
 from api.site import api
 from workbench_site import favicon, health
 
@@ -9,6 +10,9 @@ admin.site.site_title = "Workbench"
 admin.site.index_title = "Tenants, keys and toolboxes"
 # The admin is the only site: no "View site" link to a page that does not exist.
 admin.site.site_url = None
+# The login page offers the identity providers' buttons (accounts/sso/).
+admin.site.login_form = LoginForm
+admin.site.login_template = "accounts/sso/login.html"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,4 +23,6 @@ urlpatterns = [
     path("favicon.ico", favicon.favicon, name="favicon"),
     # OAuth 2.1 sign-in for tenant members: metadata, consent, token, registration.
     path("", include("accounts.oauth_urls")),
+    # Single sign-on through the operator's identity providers.
+    path("sso/", include("accounts.sso.urls")),
 ]

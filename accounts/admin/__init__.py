@@ -5,6 +5,6 @@ one module each; every tenant-scoped screen uses `accounts.admin_scope.TenantSco
 Imported by the admin's autodiscovery: each module registers its ModelAdmins.
 """
 
-from accounts.admin import api_tokens, members, oauth_grants
+from accounts.admin import api_tokens, members, oauth_grants, sso
 
-__all__ = ["api_tokens", "members", "oauth_grants"]
+__all__ = ["api_tokens", "members", "oauth_grants", "sso"]

@@ -1,9 +1,16 @@
-"""People: memberships and one-time passwords, members' OAuth sign-ins, and their
-personal access tokens for the management API."""
+"""People: memberships and one-time passwords, members' OAuth sign-ins, their
+personal access tokens for the management API, and single sign-on."""
 
 from accounts.models.api_tokens import ApiToken
 from accounts.models.members import ADMIN, VIEWER, Membership, OneTimePassword, Role
 from accounts.models.oauth import GrantScope, OAuthGrant, OAuthGrantToken
+from accounts.models.sso import (
+    SsoGroupMapping,
+    SsoIdentity,
+    SsoLogoutToken,
+    SsoMembership,
+    SsoSession,
+)
 
 __all__ = [
     "ADMIN",
@@ -15,4 +22,9 @@ __all__ = [
     "OAuthGrantToken",
     "OneTimePassword",
     "Role",
+    "SsoGroupMapping",
+    "SsoIdentity",
+    "SsoLogoutToken",
+    "SsoMembership",
+    "SsoSession",
 ]
