@@ -1,0 +1,231 @@
+"""A remote MCP server protected by OAuth, as the SaaS vendors' are: authorization server
+and resource server in one process, built on the SDK's server-side auth.
+
+    python tests/servers/oauth_server.py --port N [--access-seconds S]
+
+Dynamic registration, authorization code with PKCE, access tokens that live
+`--access-seconds` (bound to the resource, RFC 8707), one-time refresh tokens (a spent one
+is refused), revocation (RFC 7009). Tools: `whoami` (the token's subject).
+
+A login is approved without a browser: `/authorize` sends the person to `/login?pending=P`,
+and `/login?pending=P&subject=alice` approves it as `alice` (redirect to the client with
+the code). Test-only endpoints: `GET /_stats` (refreshes made, refused, revocations) and
+`POST /_expire_refresh` (every refresh token refused from now on, as a vendor's expiry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+
+@dataclass
+class Provider:
+    """The authorization server's state, in memory."""
+
+    base: str
+    access_seconds: int
+    clients: dict[str, OAuthClientInformationFull] = field(default_factory=dict)
+    pending: dict[str, tuple[str, AuthorizationParams]] = field(default_factory=dict)
+    codes: dict[str, AuthorizationCode] = field(default_factory=dict)
+    access: dict[str, AccessToken] = field(default_factory=dict)
+    refresh: dict[str, RefreshToken] = field(default_factory=dict)
+    stats: dict[str, int] = field(
+        default_factory=lambda: {"refreshed": 0, "refresh_refused": 0, "revoked": 0, "issued": 0}
+    )
+    refresh_expired: bool = False
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id is not None
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(
+        self, client: OAuthClientInformationFull, params: AuthorizationParams
+    ) -> str:
+        pending = secrets.token_urlsafe(16)
+        self.pending[pending] = (client.client_id or "", params)
+        return f"{self.base}/login?pending={pending}"
+
+    def approve(self, pending: str, subject: str) -> str | None:
+        """The client's redirect URI with a code for `subject`; None for an unknown login."""
+        entry = self.pending.pop(pending, None)
+        if entry is None:
+            return None
+        client_id, params = entry
+        code = secrets.token_urlsafe(24)
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            scopes=params.scopes or ["read"],
+            expires_at=time.time() + 300,
+            client_id=client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+            subject=subject,
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
+        return self.codes.get(authorization_code)
+
+    def _issue(
+        self, client_id: str, scopes: list[str], resource: str | None, subject: str
+    ) -> OAuthToken:
+        access = "at_" + secrets.token_urlsafe(24)
+        refresh = "rt_" + secrets.token_urlsafe(24)
+        self.access[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(time.time()) + self.access_seconds,
+            resource=resource,
+            subject=subject,
+        )
+        self.refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+        )
+        self.stats["issued"] += 1
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=self.access_seconds,
+            refresh_token=refresh,
+            scope=" ".join(scopes),
+        )
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        if self.codes.pop(authorization_code.code, None) is None:
+            raise TokenError("invalid_grant", "authorization code already used")
+        return self._issue(
+            client.client_id or "",
+            authorization_code.scopes,
+            authorization_code.resource,
+            authorization_code.subject or "",
+        )
+
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
+        found = self.refresh.get(refresh_token)
+        if found is None or self.refresh_expired:
+            self.stats["refresh_refused"] += 1
+            return None
+        return found
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        if self.refresh.pop(refresh_token.token, None) is None:  # one-time
+            self.stats["refresh_refused"] += 1
+            raise TokenError("invalid_grant", "refresh token already used")
+        self.stats["refreshed"] += 1
+        return self._issue(
+            client.client_id or "", scopes, refresh_token.resource, refresh_token.subject or ""
+        )
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        found = self.access.get(token)
+        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+            return None
+        return found
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        """Both of a sign-in's tokens go (RFC 7009: the SHOULD of the provider protocol)."""
+        self.stats["revoked"] += 1
+        self.access = {k: v for k, v in self.access.items() if v.subject != token.subject}
+        self.refresh = {k: v for k, v in self.refresh.items() if v.subject != token.subject}
+
+
+def build(port: int, access_seconds: int) -> Any:
+    base = f"http://127.0.0.1:{port}"
+    provider = Provider(base, access_seconds)
+    server = MCPServer(
+        "oauth-fixture",
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=base,
+            resource_server_url=f"{base}/mcp",
+            validate_token_resource=True,
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=["read"], default_scopes=["read"]
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+            required_scopes=["read"],
+        ),
+    )
+
+    @server.tool()
+    def whoami() -> str:
+        """The subject of the access token this call carried."""
+        token = get_access_token()
+        return token.subject if token and token.subject else "(nobody)"
+
+    @server.custom_route("/login", methods=["GET"])
+    async def login(request: Request) -> Response:
+        pending = request.query_params.get("pending", "")
+        subject = request.query_params.get("subject", "")
+        if not subject:
+            return HTMLResponse(
+                f'<form><input type="hidden" name="pending" value="{pending}">'
+                '<input name="subject"><button>Sign in</button></form>'
+            )
+        target = provider.approve(pending, subject)
+        if target is None:
+            return JSONResponse({"error": "unknown login"}, status_code=400)
+        return RedirectResponse(target, status_code=302)
+
+    @server.custom_route("/_stats", methods=["GET"])
+    async def stats(request: Request) -> Response:
+        return JSONResponse({**provider.stats, "live_access": len(provider.access)})
+
+    @server.custom_route("/_expire_refresh", methods=["POST"])
+    async def expire_refresh(request: Request) -> Response:
+        provider.refresh_expired = request.query_params.get("on", "1") == "1"
+        return JSONResponse({"refresh_expired": provider.refresh_expired})
+
+    return server.streamable_http_app(
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--access-seconds", type=int, default=3600)
+    args = parser.parse_args()
+    uvicorn.run(
+        build(args.port, args.access_seconds), host="127.0.0.1", port=args.port, log_level="warning"
+    )
+
+
+if __name__ == "__main__":
+    main()
