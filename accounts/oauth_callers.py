@@ -34,6 +34,7 @@ class TokenCaller:
     member: str  # the user's name, for the call log
     refusal: str  # "" while usable; else revoked_grant, inactive_user, not_a_member, viewer_role
     version: int  # the tenant's configuration version this answer was read at
+    user_id: int = 0  # the member, whose connected accounts its calls use
 
 
 def is_access_token(value: str) -> bool:
@@ -75,4 +76,5 @@ def token_caller(checksum: str) -> TokenCaller | None:
         member=grant.user.get_username(),
         refusal=grant.refusal(),
         version=version,
+        user_id=grant.user_id,
     )

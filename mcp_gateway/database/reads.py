@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from django.core.cache import cache
 
+from accounts.models import ADMIN, Membership
 from kernel.pins import Pins
 from mcp_gateway.database.threads import in_thread
 from mcp_gateway.downstream.sandbox.paths import tenant_roots
@@ -72,6 +73,10 @@ def _server_config(
         idle_timeout=server.idle_timeout,
         pins=_pins(server, pinned),
         secrets=_secret_values(server),
+        auth=str(server.auth),
+        oauth_client_id=server.oauth_client_values().get("client_id", ""),
+        oauth_client_secret=server.oauth_client_values().get("client_secret", ""),
+        oauth_scopes=server.oauth_scopes,
         server_id=server.pk,
         sandbox=_sandbox_spec(tenant_id, launch, tenant_roots(server.toolbox.tenant.slug)),
     )
@@ -132,7 +137,26 @@ def load_key(prefix: str) -> KeyRecord | None:
         expires_at=api_key.expires_at.timestamp() if api_key.expires_at else None,
         toolboxes=limited_to,
         version=version,
+        owner_id=api_key.owner_id,
+        owner_refusal=_owner_refusal(api_key),
     )
+
+
+def _owner_refusal(api_key: ApiKey) -> str:
+    """Why a personal key's member may no longer use it ("" while they may), as for an
+    OAuth grant: its memberships' changes move the tenant's version, so this is read again."""
+    if api_key.owner_id is None:
+        return ""
+    if not api_key.owner.is_active:
+        return "inactive_user"
+    role = (
+        Membership.objects.filter(user_id=api_key.owner_id, tenant_id=api_key.tenant_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if role is None:
+        return "not_a_member"
+    return "" if role == ADMIN else "viewer_role"
 
 
 class Snapshots:

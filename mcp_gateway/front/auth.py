@@ -47,6 +47,12 @@ TOKEN_REFUSALS = {
     "admins may use /mcp.",
     "inactive_tenant": "The access token's tenant is not active.",
 }
+# A personal API key whose member may no longer use it (`KeyRecord.owner_refusal`).
+OWNER_REFUSALS = {
+    "inactive_user": "The API key's owner is not active.",
+    "not_a_member": "The API key's owner is no longer a member of its tenant.",
+    "viewer_role": "The API key's owner is a viewer of its tenant: only its admins may use /mcp.",
+}
 
 
 # A request may carry one credential: with two (both headers, or one twice) a header
@@ -159,11 +165,13 @@ class Authenticator:
         now = time.time()
         if record.expires_at is not None and record.expires_at <= now:
             raise AuthError("expired_api_key", "The API key has expired.")
+        if record.owner_refusal:
+            raise AuthError(f"owner_{record.owner_refusal}", OWNER_REFUSALS[record.owner_refusal])
         tenant = await self.store.tenant(record.tenant_id, record.version)
         if tenant is None or not tenant.active:
             raise AuthError("inactive_tenant", "The API key's tenant is not active.")
         self._note_use(record.key_id, now)
-        return Caller(record, tenant)
+        return Caller(record, tenant, person_id=record.owner_id)
 
     async def _token_caller(self, token: str) -> Caller:
         checksum = oauth_callers.token_checksum(token)  # the token itself is never kept
@@ -190,7 +198,7 @@ class Authenticator:
             toolboxes=answer.toolboxes,
             version=answer.version,
         )
-        return Caller(record, tenant, grant_id=answer.grant_id)
+        return Caller(record, tenant, grant_id=answer.grant_id, person_id=answer.user_id or None)
 
     def _remember(self, checksum: str, answer: oauth_callers.TokenCaller | None) -> None:
         if answer is None:

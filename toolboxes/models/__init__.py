@@ -12,7 +12,9 @@ from toolboxes.models.catalog import (
 from toolboxes.models.pins import PinState, ToolPin
 from toolboxes.models.sandbox import SandboxSettings
 from toolboxes.models.servers import (
+    OAUTH_MODES,
     REMOTE_TRANSPORTS,
+    AuthMode,
     PinningPolicy,
     Server,
     Transport,
@@ -21,9 +23,11 @@ from toolboxes.models.servers import (
 from toolboxes.models.tenants import ApiKey, ApiKeyQuerySet, Tenant, Toolbox
 
 __all__ = [
+    "OAUTH_MODES",
     "REMOTE_TRANSPORTS",
     "ApiKey",
     "ApiKeyQuerySet",
+    "AuthMode",
     "CatalogEntry",
     "CatalogParameter",
     "Installation",
