@@ -16,6 +16,7 @@ from toolboxes.admin.tool_filters import ToolFiltersField
 from toolboxes.admin.widgets import LinesField, NameValueRows, ParametersWidget, SecretMapField
 from toolboxes.models import (
     ApiKey,
+    AuthMode,
     CatalogEntry,
     PinningPolicy,
     Server,
@@ -49,6 +50,11 @@ class ServerForm(forms.ModelForm):
     env = SecretMapField(label="environment", required=False)
     headers = SecretMapField(
         label="headers", required=False, widget=NameValueRows(name_label="header")
+    )
+    # Not required either: a form without it (an older client) signs in with none (or the
+    # headers it gives, which the model calls static headers).
+    auth = forms.TypedChoiceField(
+        label="sign-in", choices=AuthMode.choices, required=False, empty_value=AuthMode.NONE
     )
     oauth_client = SecretMapField(
         label="OAuth client", required=False, widget=NameValueRows(name_label="name")
