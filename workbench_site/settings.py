@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "toolboxes",
     "accounts",
     "calls",
+    "connections",
 ]
 
 MIDDLEWARE = [

@@ -4,8 +4,10 @@ configurations (`snapshots`), and the database's installation.
 Snapshots live in this process and are reloaded when the tenant's version counter in the
 shared cache moves (`toolboxes.versions`, bumped on every save in any process), so the hot
 path reads one cache value and never the database. Secrets stay in this process's memory.
-What the gateway writes is `database.records`; OAuth access tokens are asked about by
-`front.auth`, through `accounts.oauth_callers`.
+Connected accounts' tokens are read per server and person (`saved_sign_in`), when a
+gateway has none or its tenant's version moved. What the gateway writes is
+`database.records`; OAuth access tokens are asked about by `front.auth`, through
+`accounts.oauth_callers`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from types import MappingProxyType
 from django.core.cache import cache
 
 from accounts.models import ADMIN, Membership
+from connections import store as sign_ins
 from kernel.pins import Pins
 from mcp_gateway.database.threads import in_thread
 from mcp_gateway.downstream.sandbox.paths import tenant_roots
 from mcp_gateway.snapshots.callers import KeyRecord
+from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.sandbox import Limits, Mount, SandboxSpec
 from mcp_gateway.snapshots.servers import ServerConfig, TenantConfig, ToolboxConfig, fingerprint
 from mcp_gateway.store.shared import SharedStore
@@ -203,3 +207,9 @@ async def installation() -> tuple[str, str]:
     """This database's installation id (made on first use) and its description, for the
     gateway's start (toolboxes.installation)."""
     return await in_thread(_installation)()
+
+
+async def saved_sign_in(server_id: int, user_id: int | None) -> SavedSignIn | None:
+    """A server's connected account for a person (None: the tenant's), tokens decrypted."""
+    found = await in_thread(sign_ins.saved)(server_id, user_id)
+    return SavedSignIn(*found) if found is not None else None

@@ -122,12 +122,17 @@ def challenge(scope: Scope, error: AuthError, hosts: HostCheck) -> bytes:
     refused = f'Bearer error="invalid_token", error_description="{description}"'
     if not error.invite_sign_in:
         return refused.encode()
-    public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
-    base = public or _request_base(scope, hosts)
+    base = public_base(scope, hosts)
     metadata = f'resource_metadata="{base}{oauth_callers.RESOURCE_METADATA_PATH}"'
     if error.reason == "missing_api_key":
         return f"Bearer {metadata}".encode()
     return f"{refused}, {metadata}".encode()
+
+
+def public_base(scope: Scope, hosts: HostCheck) -> str:
+    """Where Workbench is: WORKBENCH_PUBLIC_URL (without `/mcp`), else the request's base."""
+    public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
+    return public or _request_base(scope, hosts)
 
 
 def _request_base(scope: Scope, hosts: HostCheck) -> str:

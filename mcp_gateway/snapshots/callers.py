@@ -33,6 +33,7 @@ class Caller:
     tenant: TenantConfig
     grant_id: int | None = None  # set when the caller is a member's OAuth sign-in
     person_id: int | None = None  # the member it acts as (a sign-in, a personal key)
+    base_url: str = ""  # where Workbench is, as this request reached it (connect links)
 
     @property
     def owner(self) -> str:

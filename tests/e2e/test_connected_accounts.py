@@ -1,0 +1,175 @@
+"""Connected accounts, end to end: a remote MCP server protected by OAuth
+(tests/servers/oauth_server.py, on the SDK's server-side auth) behind a real gateway, used by
+two members with personal keys through the real MCP client. Not connected: AUTH_REQUIRED
+with a one-time link; the link drives the SDK-based sign-in (an HTTP client with cookies
+plays the person's browser); then each member's calls carry their own token (`whoami`).
+Links and states are bound to the person; refreshes happen near expiry, and a refused
+refresh asks for a sign-in again. No token ever reaches a log, an error or the call log."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx2
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
+
+from accounts.models import Membership
+from calls.models import CallRecord
+from connections import texts
+from connections.models import SignIn
+from tests.harness.live import TenantSetup
+from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.servers import server_process
+from toolboxes.models import ApiKey, Server
+
+pytestmark = pytest.mark.anyio
+
+PASSWORD = "pw-connected-e2e-1234"
+WHOAMI = use("dev", "github", "whoami")
+HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+LINK = re.compile(r"sign in to 'github' first: (http://\S+/connections/connect/[\w-]+/)$")
+
+
+@pytest.fixture(scope="module")
+def vendor() -> Iterator[str]:
+    """The OAuth-protected server, one for the module (its state: per subject)."""
+    with server_process("oauth_server.py") as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def acme(make_setup, settings, vendor) -> TenantSetup:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    setup = make_setup("acme")
+    dev = setup.toolbox("dev")
+    setup.fixture_server(dev, "local")
+    server = Server(
+        toolbox=dev,
+        position=1,
+        name="github",
+        transport="streamable-http",
+        url=f"{vendor}/mcp",
+        auth="oauth_person",
+    )
+    server.full_clean()
+    server.save()
+    setup.people = {}
+    for name in ("ada", "bob"):
+        user = User.objects.create_user(name, password=PASSWORD, is_staff=True)
+        Membership.objects.create(user=user, tenant=setup.tenant, role="admin")
+        setup.people[name] = ApiKey.issue(setup.tenant, label=name, owner=user)[1]
+    return setup
+
+
+@asynccontextmanager
+async def browser(username: str, start: str):
+    """A person's browser, signed in to Workbench (the admin's login) on the way to `start`."""
+    async with httpx2.AsyncClient(timeout=30) as http:
+        response = await http.get(start)
+        assert response.status_code == 302, response.text
+        login_url = urljoin(start, response.headers["location"])
+        page = await http.get(login_url)
+        csrf = dict(HIDDEN.findall(page.text))["csrfmiddlewaretoken"]
+        response = await http.post(
+            login_url,
+            data={
+                "username": username,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": csrf,
+                "next": urlsplit(start).path
+                + (f"?{urlsplit(start).query}" if urlsplit(start).query else ""),
+            },
+        )
+        assert response.status_code == 302, response.text
+        yield http
+
+
+async def to_vendor(http: httpx2.AsyncClient, link: str, subject: str) -> str:
+    """Open the link and approve the vendor's login as `subject`: the callback URL."""
+    response = await http.get(link)
+    assert response.status_code == 302, response.text
+    authorize = response.headers["location"]
+    response = await http.get(authorize)
+    assert response.status_code == 302, response.text
+    response = await http.get(response.headers["location"] + f"&subject={subject}")
+    assert response.status_code == 302, response.text
+    return response.headers["location"]
+
+
+async def sign_in(username: str, link: str, subject: str) -> None:
+    async with browser(username, link) as http:
+        callback = await to_vendor(http, link, subject)
+        page = await http.get(callback)
+    assert page.status_code == 200, page.text
+    assert texts.CONNECTED.format(server="github").replace("'", "&#x27;") in page.text
+
+
+async def call(live_gateway, key: str, arguments: dict[str, Any] = WHOAMI) -> Any:
+    async with live_gateway.session(key) as session:
+        await session.call_tool("open_toolbox", {"toolbox": "dev"})
+        return await session.call_tool("use_tool", arguments)
+
+
+def link_of(text: str) -> str:
+    found = LINK.search(text)
+    assert found, text
+    return found.group(1)
+
+
+async def test_each_member_signs_in_and_acts_as_themself(live_gateway, acme, vendor, caplog):
+    ada, bob = acme.people["ada"], acme.people["bob"]
+    async with live_gateway.session(ada) as session:
+        opened = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        url = opened["_incidents"]["github"]
+        assert opened["_errors"] == [
+            "Failed to connect to server 'github' in toolbox 'dev': "
+            f"sign in to 'github' first: {url}"
+        ]
+        assert opened["servers_connected"] == 1
+        assert {tool["server"] for tool in opened["tools"]} == {"local"}
+        result = await session.call_tool("use_tool", WHOAMI)
+    code, text = error_of(result)
+    link = link_of(text)
+    assert code == "AUTH_REQUIRED"
+    assert text == (
+        "Error executing tool 'whoami' in server 'github' (toolbox 'dev'): "
+        f"sign in to 'github' first: {link}"
+    )
+    assert result.structured_content["error"]["details"] == {
+        "toolbox": "dev",
+        "server": "github",
+        "tool": "whoami",
+        "connect_url": link,
+    }
+    assert link != url  # one link per answer, each one-time
+
+    await sign_in("ada", link, "ada-at-vendor")
+    assert text_of(await call(live_gateway, ada)) == "ada-at-vendor"
+
+    code, text = error_of(await call(live_gateway, bob))
+    assert code == "AUTH_REQUIRED"
+    await sign_in("bob", link_of(text), "bob-at-vendor")
+    assert text_of(await call(live_gateway, bob)) == "bob-at-vendor"
+    assert text_of(await call(live_gateway, ada)) == "ada-at-vendor"
+
+    # The tenant's own key is nobody: a per-person server is not for it.
+    code, text = error_of(await call(live_gateway, acme.key))
+    assert (code, text) == (
+        "CONNECTION_FAILED",
+        "Error executing tool 'whoami' in server 'github' (toolbox 'dev'): this server needs "
+        "each person's own sign-in: call it with a personal API key or an OAuth sign-in",
+    )
+
+    # No token in the log, the call log or the stored rows.
+    rows = await sync_to_async(lambda: list(SignIn.objects.all()))()
+    tokens = [row.tokens[kind] for row in rows for kind in ("access_token", "refresh_token")]
+    logged = caplog.text + " ".join(
+        await sync_to_async(lambda: [str(vars(r)) for r in CallRecord.objects.all()])()
+    )
+    assert len(tokens) == 4 and all(token not in logged for token in tokens)
