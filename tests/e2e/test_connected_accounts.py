@@ -9,6 +9,7 @@ refresh asks for a sign-in again. No token ever reaches a log, an error or the c
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,6 +27,7 @@ from connections.models import SignIn
 from tests.harness.live import TenantSetup
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import server_process
+from toolboxes import versions
 from toolboxes.models import ApiKey, Server
 
 pytestmark = pytest.mark.anyio
@@ -107,7 +109,7 @@ async def sign_in(username: str, link: str, subject: str) -> None:
         callback = await to_vendor(http, link, subject)
         page = await http.get(callback)
     assert page.status_code == 200, page.text
-    assert texts.CONNECTED.format(server="github").replace("'", "&#x27;") in page.text
+    assert html(texts.CONNECTED.format(server="github")) in page.text
 
 
 async def call(live_gateway, key: str, arguments: dict[str, Any] = WHOAMI) -> Any:
@@ -173,3 +175,108 @@ async def test_each_member_signs_in_and_acts_as_themself(live_gateway, acme, ven
         await sync_to_async(lambda: [str(vars(r)) for r in CallRecord.objects.all()])()
     )
     assert len(tokens) == 4 and all(token not in logged for token in tokens)
+
+
+async def first_link(live_gateway, key: str) -> str:
+    code, text = error_of(await call(live_gateway, key))
+    assert code == "AUTH_REQUIRED", text
+    return link_of(text)
+
+
+async def test_links_and_sign_ins_are_bound_to_their_person(live_gateway, acme):
+    link = await first_link(live_gateway, acme.people["ada"])
+    async with browser("bob", link) as bob:
+        page = await bob.get(link)
+        assert page.status_code == 403
+        assert html(texts.LINK_OTHER_PERSON) in page.text
+        async with browser("ada", link) as ada:
+            callback = await to_vendor(ada, link, "ada-at-vendor")
+            replayed = await ada.get(link)  # one-time
+            assert replayed.status_code == 400
+            assert html(texts.LINK_INVALID) in replayed.text
+            # Ada's callback, reached by Bob (a link sent to someone else): nobody's account.
+            page = await bob.get(callback)
+            assert page.status_code == 403
+            assert html(texts.STATE_OTHER_PERSON) in page.text
+            assert (await ada.get(callback)).status_code == 200
+            page = await ada.get(callback)  # the state, replayed
+            assert page.status_code == 400
+            assert html(texts.STATE_INVALID) in page.text
+    assert text_of(await call(live_gateway, acme.people["ada"])) == "ada-at-vendor"
+    code, _ = error_of(await call(live_gateway, acme.people["bob"]))
+    assert code == "AUTH_REQUIRED"
+
+
+def html(text: str) -> str:
+    return text.replace("'", "&#x27;")
+
+
+async def vendor_says(vendor: str, method: str, path: str) -> dict[str, Any]:
+    async with httpx2.AsyncClient() as http:
+        return (await http.request(method, f"{vendor}{path}")).json()
+
+
+@sync_to_async
+def expire_access(username: str) -> None:
+    """The stored access token's expiry moved to now (the vendor's still works): the next
+    call must refresh first."""
+    row = SignIn.objects.select_related("server__toolbox").get(user__username=username)
+    row.tokens = {**row.tokens, "expires_at": time.time() - 1}
+    row.save()
+    versions.bump(row.server.toolbox.tenant_id)
+
+
+async def test_refresh_near_expiry_and_a_refused_refresh(live_gateway, acme, vendor):
+    ada = acme.people["ada"]
+    await sign_in("ada", await first_link(live_gateway, ada), "ada-at-vendor")
+    before = await vendor_says(vendor, "GET", "/_stats")
+    await expire_access("ada")
+    assert text_of(await call(live_gateway, ada)) == "ada-at-vendor"
+    assert text_of(await call(live_gateway, ada)) == "ada-at-vendor"
+    after = await vendor_says(vendor, "GET", "/_stats")
+    assert after["refreshed"] - before["refreshed"] == 1
+    assert after["refresh_refused"] == before["refresh_refused"]
+
+    # The vendor no longer takes the refresh token: sign in again, then it works.
+    await vendor_says(vendor, "POST", "/_expire_refresh?on=1")
+    try:
+        await expire_access("ada")
+        link = await first_link(live_gateway, ada)
+        row = await SignIn.objects.aget(user__username="ada")
+        assert row.status == "needs_reconnect"
+    finally:
+        await vendor_says(vendor, "POST", "/_expire_refresh?on=0")
+    await sign_in("ada", link, "ada-again")
+    assert text_of(await call(live_gateway, ada)) == "ada-again"
+
+
+async def test_revoked_at_the_vendor_asks_for_a_sign_in(live_gateway, acme, vendor):
+    ada = acme.people["ada"]
+    await sign_in("ada", await first_link(live_gateway, ada), "ada-revoked")
+    assert text_of(await call(live_gateway, ada)) == "ada-revoked"
+    await vendor_says(vendor, "POST", "/_forget?subject=ada-revoked")
+    code, text = error_of(await call(live_gateway, ada))  # a 401 downstream: no retry
+    assert code == "AUTH_REQUIRED", text
+    await sign_in("ada", link_of(text), "ada-back")
+    assert text_of(await call(live_gateway, ada)) == "ada-back"
+
+
+async def test_a_member_gone_loses_keys_and_sign_ins(live_gateway, acme, vendor):
+    ada = acme.people["ada"]
+    await sign_in("ada", await first_link(live_gateway, ada), "ada-leaving")
+    assert (await vendor_says(vendor, "GET", "/_tokens?subject=ada-leaving"))["live"] == 2
+    await Membership.objects.filter(user__username="ada").adelete()
+    assert not await SignIn.objects.filter(user__username="ada").aexists()
+    # Revoked at the vendor (RFC 7009), both tokens.
+    assert (await vendor_says(vendor, "GET", "/_tokens?subject=ada-leaving"))["live"] == 0
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(
+            live_gateway.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+            headers={"Authorization": f"Bearer {ada}", "Accept": "application/json"},
+        )
+    assert response.status_code == 401
+    assert response.json() == {
+        "error": "owner_not_a_member",
+        "message": "The API key's owner is no longer a member of its tenant.",
+    }

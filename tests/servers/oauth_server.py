@@ -9,8 +9,9 @@ is refused), revocation (RFC 7009). Tools: `whoami` (the token's subject).
 
 A login is approved without a browser: `/authorize` sends the person to `/login?pending=P`,
 and `/login?pending=P&subject=alice` approves it as `alice` (redirect to the client with
-the code). Test-only endpoints: `GET /_stats` (refreshes made, refused, revocations) and
-`POST /_expire_refresh` (every refresh token refused from now on, as a vendor's expiry).
+the code). Test-only endpoints: `GET /_stats` (refreshes made, refused, revocations)
+`POST /_expire_refresh?on=1|0` (every refresh token refused, as a vendor's expiry),
+`POST /_forget?subject=S` (the vendor revokes S's tokens) and `GET /_tokens?subject=S`.
 """
 
 from __future__ import annotations
@@ -205,6 +206,21 @@ def build(port: int, access_seconds: int) -> Any:
     @server.custom_route("/_stats", methods=["GET"])
     async def stats(request: Request) -> Response:
         return JSONResponse({**provider.stats, "live_access": len(provider.access)})
+
+    @server.custom_route("/_forget", methods=["POST"])
+    async def forget(request: Request) -> Response:
+        """The vendor revokes a subject's tokens on its own (its admin, a password change)."""
+        subject = request.query_params["subject"]
+        provider.access = {k: v for k, v in provider.access.items() if v.subject != subject}
+        provider.refresh = {k: v for k, v in provider.refresh.items() if v.subject != subject}
+        return JSONResponse({"forgotten": subject})
+
+    @server.custom_route("/_tokens", methods=["GET"])
+    async def tokens(request: Request) -> Response:
+        """How many live tokens a subject has (0 once revoked)."""
+        subject = request.query_params["subject"]
+        live = [t for t in [*provider.access.values(), *provider.refresh.values()]]
+        return JSONResponse({"live": sum(t.subject == subject for t in live)})
 
     @server.custom_route("/_expire_refresh", methods=["POST"])
     async def expire_refresh(request: Request) -> Response:
