@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import anyio
 import httpx2
 import pytest
 from asgiref.sync import sync_to_async
@@ -24,7 +25,9 @@ from accounts.models import Membership
 from calls.models import CallRecord
 from connections import texts
 from connections.models import SignIn
-from tests.harness.live import TenantSetup
+from tests.harness.deployment import Deployment
+from tests.harness.live import LiveGateway, TenantSetup
+from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import server_process
 from toolboxes import versions
@@ -280,3 +283,73 @@ async def test_a_member_gone_loses_keys_and_sign_ins(live_gateway, acme, vendor)
         "error": "owner_not_a_member",
         "message": "The API key's owner is no longer a member of its tenant.",
     }
+
+
+TWO_PROCESSES = """
+import sys
+from django.contrib.auth.models import User
+from accounts.models import Membership
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+tenant = Tenant.objects.create(slug="acme")
+dev = Toolbox.objects.create(tenant=tenant, name="dev", description="dev tools")
+Server.objects.create(toolbox=dev, name="local", command=sys.executable, args=[{fixture!r}])
+Server.objects.create(toolbox=dev, name="github", position=1, transport="streamable-http",
+                      url={url!r}, auth="oauth_person")
+user = User.objects.create_user("ada", password={password!r}, is_staff=True)
+Membership.objects.create(user=user, tenant=tenant, role="admin")
+print(ApiKey.issue(tenant, owner=user)[1])
+"""
+
+EXPIRE = """
+import time
+from connections.models import SignIn
+from toolboxes import versions
+row = SignIn.objects.select_related("server__toolbox").get()
+row.tokens = {**row.tokens, "expires_at": time.time() - 1}
+row.save()
+versions.bump(row.server.toolbox.tenant_id)
+"""
+
+
+TOKENS = """
+from connections.models import SignIn
+row = SignIn.objects.get()
+print(row.tokens["access_token"], row.tokens["refresh_token"])
+"""
+
+
+@pytest.fixture
+def deployment(tmp_path) -> Iterator[Deployment]:
+    deployment = Deployment(tmp_path)
+    deployment.migrate()
+    yield deployment
+    deployment.stop_all()
+
+
+@pytest.mark.once
+async def test_one_refresh_across_two_gateway_processes(deployment, vendor):
+    """Two processes find the token due at once: one spends the one-time refresh token,
+    the other waits for it; no call fails."""
+    script = TWO_PROCESSES.format(fixture=FIXTURE_SERVER, url=f"{vendor}/mcp", password=PASSWORD)
+    key = deployment.shell(script).strip().splitlines()[-1]
+    first = LiveGateway(deployment.start_gateway("a")[1])
+    second = LiveGateway(deployment.start_gateway("b")[1])
+    await sign_in("ada", await first_link(first, key), "ada-two")
+    assert [text_of(await call(gateway, key)) for gateway in (first, second)] == ["ada-two"] * 2
+    before = await vendor_says(vendor, "GET", "/_stats")
+    deployment.shell(EXPIRE)
+    answers: list[str] = []
+
+    async def one(gateway: LiveGateway) -> None:
+        answers.append(text_of(await call(gateway, key)))
+
+    async with anyio.create_task_group() as group:
+        for gateway in (first, second, first, second):
+            group.start_soon(one, gateway)
+    after = await vendor_says(vendor, "GET", "/_stats")
+    assert answers == ["ada-two"] * 4
+    assert after["refreshed"] - before["refreshed"] == 1
+    assert after["refresh_refused"] == before["refresh_refused"]
+    tokens = deployment.shell(TOKENS).split()
+    logs = "".join((deployment.workdir / f"{name}.log").read_text() for name in "ab")
+    assert len(tokens) == 2 and not [token for token in tokens if token in logs]
