@@ -27,6 +27,7 @@ from connections import texts
 from connections.models import SignIn
 from tests.harness.deployment import Deployment
 from tests.harness.live import LiveGateway, TenantSetup
+from tests.harness.net import free_port
 from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import server_process
@@ -353,3 +354,45 @@ async def test_one_refresh_across_two_gateway_processes(deployment, vendor):
     tokens = deployment.shell(TOKENS).strip().splitlines()[-1].split()
     logs = "".join((deployment.workdir / f"{name}.log").read_text() for name in "ab")
     assert len(tokens) == 2 and not [token for token in tokens if token in logs]
+
+
+BROKEN = {
+    "lying": "the server's OAuth metadata names another resource",
+    "refused": "the server's sign-in could not be reached",
+    "noreg": "the server's authorization server refused to register Workbench",
+    "nometa": "the server does not say how to sign in (no OAuth metadata)",
+    "down": "the server's sign-in could not be reached",
+}
+
+
+async def test_sign_ins_that_cannot_start(live_gateway, acme, vendor, caplog):
+    @sync_to_async
+    def broken() -> None:
+        toolbox = acme.toolbox("broken")
+        for position, name in enumerate(BROKEN):
+            url = (
+                f"{vendor}/{name}/mcp" if name != "down" else f"http://127.0.0.1:{free_port()}/mcp"
+            )
+            Server.objects.create(
+                toolbox=toolbox,
+                name=name,
+                position=position,
+                transport="streamable-http",
+                url=url,
+                auth="oauth_person",
+            )
+
+    await broken()
+    async with live_gateway.session(acme.people["ada"]) as session:
+        code, _ = error_of(await session.call_tool("open_toolbox", {"toolbox": "broken"}))
+        links = (await session.call_tool("open_toolbox", {"toolbox": "broken"})).structured_content
+    assert code == "CONNECTION_FAILED"
+    links = links["error"]["details"]["incidents"]
+    assert list(links) == list(BROKEN)
+    first = next(iter(links.values()))
+    async with browser("ada", first) as http:
+        for name, phrase in BROKEN.items():
+            page = await http.get(links[name])
+            assert page.status_code == 502, page.text
+            assert html(texts.FAILED.format(server=name, phrase=phrase)) in page.text
+    assert "egress refused" in caplog.text  # the operator's log says which address, and why

@@ -12,6 +12,7 @@ and `/login?pending=P&subject=alice` approves it as `alice` (redirect to the cli
 the code). Test-only endpoints: `GET /_stats` (refreshes made, refused, revocations)
 `POST /_expire_refresh?on=1|0` (every refresh token refused, as a vendor's expiry),
 `POST /_forget?subject=S` (the vendor revokes S's tokens) and `GET /_tokens?subject=S`.
+Broken sign-ins at `/lying/mcp`, `/refused/mcp`, `/noreg/mcp` and `/nometa/mcp`.
 """
 
 from __future__ import annotations
@@ -202,6 +203,42 @@ def build(port: int, access_seconds: int) -> Any:
         if target is None:
             return JSONResponse({"error": "unknown login"}, status_code=400)
         return RedirectResponse(target, status_code=302)
+
+    # Servers whose sign-in goes wrong, for the flow's failure paths (their MCP endpoints
+    # are never reached): metadata naming another resource, an authorization server at a
+    # refused address, one that refuses registration.
+    documents = {
+        "/.well-known/oauth-protected-resource/lying/mcp": {
+            "resource": "http://127.0.0.1:1/other",
+            "authorization_servers": [base],
+        },
+        "/.well-known/oauth-protected-resource/refused/mcp": {
+            "resource": f"{base}/refused/mcp",
+            "authorization_servers": ["http://169.254.169.254"],
+        },
+        "/.well-known/oauth-protected-resource/noreg/mcp": {
+            "resource": f"{base}/noreg/mcp",
+            "authorization_servers": [f"{base}/noreg"],
+        },
+        "/.well-known/oauth-authorization-server/noreg": {
+            "issuer": f"{base}/noreg",
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/noreg/register",
+            "response_types_supported": ["code"],
+        },
+    }
+
+    async def document(request: Request) -> Response:
+        return JSONResponse(documents[request.url.path])
+
+    for path in documents:
+        server.custom_route(path, methods=["GET"])(document)
+
+    @server.custom_route("/noreg/register", methods=["POST"])
+    async def no_registration(request: Request) -> Response:
+        body = {"error": "invalid_client_metadata", "error_description": "registration is closed"}
+        return JSONResponse(body, status_code=400)
 
     @server.custom_route("/_stats", methods=["GET"])
     async def stats(request: Request) -> Response:
