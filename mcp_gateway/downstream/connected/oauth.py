@@ -88,10 +88,11 @@ def _http(policy: EgressPolicy | None) -> httpx2.AsyncClient:
 async def _send(http: httpx2.AsyncClient, request: httpx2.Request) -> httpx2.Response:
     try:
         return await http.send(request)
-    except (httpx2.HTTPError, ClassifiedFailure, OSError) as exc:
-        raise SignInFailed(
-            UNREACHABLE, f"{request.method} {request.url}: {type(exc).__name__}"
-        ) from None
+    except ClassifiedFailure as exc:  # the egress policy's refusal: which address, why
+        raise SignInFailed(UNREACHABLE, f"{request.method} {request.url}: {exc.detail}") from None
+    except (httpx2.HTTPError, OSError) as exc:
+        detail = f"{request.method} {request.url}: {type(exc).__name__}"
+        raise SignInFailed(UNREACHABLE, detail) from None
 
 
 async def _discover(http: httpx2.AsyncClient, server_url: str) -> tuple[str, OAuthMetadata, str]:
