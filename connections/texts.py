@@ -9,7 +9,8 @@ LINK_OTHER_PERSON = (
     "theirs. Sign in to Workbench as that person, or call the tool again as yourself."
 )
 NOT_A_MEMBER = "You are no longer a member of the tenant of server '{server}'."
-NOT_PER_PERSON = "Server '{server}' does not take each person's own sign-in."
+NO_SIGN_IN = "Server '{server}' does not take a person's sign-in."
+SHARED_ADMINS_ONLY = "Only the tenant's admins connect the shared account of server '{server}'."
 STATE_INVALID = (
     "This sign-in cannot be finished: it was not started here, it was finished already, "
     "or it expired. Start again from the link your client gave."

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from accounts.models import ADMIN
 from accounts.oauth_views import public_base
 from connections import store, texts
 from connections.models import Registration
@@ -28,6 +29,10 @@ from toolboxes.models import AuthMode, Server
 logger = logging.getLogger("workbench.connected")
 
 CLIENT_NAME = "Workbench"
+
+
+def connect_url(request: HttpRequest, token: str) -> str:
+    return public_base(request) + reverse("connections_connect", args=[token])
 
 
 def callback_url(request: HttpRequest) -> str:
@@ -59,15 +64,19 @@ def connect(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, texts.LINK_OTHER_PERSON, 403)
     if not store.take_link(link):
         return _refused(request, texts.LINK_INVALID)
-    return _begin(request, link.server, shared=False)
+    return begin(request, link.server, shared=link.server.auth == AuthMode.OAUTH_SHARED)
 
 
-def _begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse:
+def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse:
+    """Send the person to the vendor's sign-in (a link, or the admin's Connect button)."""
     name = server.name
-    if not server.toolbox.tenant.memberships.filter(user=request.user).exists():
+    membership = server.toolbox.tenant.memberships.filter(user=request.user).first()
+    if membership is None:
         return _refused(request, texts.NOT_A_MEMBER.format(server=name), 403)
-    if server.auth != (AuthMode.OAUTH_SHARED if shared else AuthMode.OAUTH_PERSON):
-        return _refused(request, texts.NOT_PER_PERSON.format(server=name))
+    if server.auth not in (AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED):
+        return _refused(request, texts.NO_SIGN_IN.format(server=name))
+    if shared and membership.role != ADMIN:
+        return _refused(request, texts.SHARED_ADMINS_ONLY.format(server=name), 403)
     client_values = server.oauth_client_values()
     client = SignInClient(
         redirect_uri=callback_url(request),
