@@ -396,3 +396,41 @@ async def test_sign_ins_that_cannot_start(live_gateway, acme, vendor, caplog):
             assert page.status_code == 502, page.text
             assert html(texts.FAILED.format(server=name, phrase=phrase)) in page.text
     assert "egress refused" in caplog.text  # the operator's log says which address, and why
+
+
+async def test_a_shared_account_serves_the_whole_tenant(live_gateway, acme, vendor):
+    @sync_to_async
+    def shared() -> None:
+        Server.objects.create(
+            toolbox=acme.tenant.toolboxes.get(name="dev"),
+            name="team",
+            position=2,
+            transport="streamable-http",
+            url=f"{vendor}/mcp",
+            auth="oauth_shared",
+        )
+
+    await shared()
+    team = use("dev", "team", "whoami")
+    code, text = error_of(await call(live_gateway, acme.key, team))
+    assert (code, text) == (
+        "CONNECTION_FAILED",
+        "Error executing tool 'whoami' in server 'team' (toolbox 'dev'): a tenant admin must "
+        "connect this server's shared account first",
+    )
+    # A tenant admin connects it from "Connected accounts" (the page's one-time link).
+    page_url = live_gateway.url.removesuffix("/mcp") + "/admin/connections/signin/"
+    async with browser("ada", page_url) as http:
+        page = await http.get(page_url)
+        assert page.status_code == 200, page.text
+        link = re.search(
+            r'<tr id="server-\d+">\s*<td>acme</td>\s*<td>dev</td>\s*<td>team</td>'
+            r'.*?href="([^"]+)"',
+            page.text,
+            re.S,
+        ).group(1)
+        callback = await to_vendor(http, link, "acme-bot")
+        assert (await http.get(callback)).status_code == 200
+    for key in (acme.key, acme.people["bob"]):  # the tenant's key, and a person's: the bot
+        assert text_of(await call(live_gateway, key, team)) == "acme-bot"
+    assert await SignIn.objects.filter(user=None).acount() == 1
