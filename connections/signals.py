@@ -15,7 +15,6 @@ from django.db.models.signals import post_delete, post_save
 from accounts.models import Membership
 from connections import store
 from connections.models import SignIn
-from mcp_gateway import revoke_sign_in
 
 logger = logging.getLogger("workbench.connected")
 
@@ -23,6 +22,8 @@ logger = logging.getLogger("workbench.connected")
 def revoke_all(tokens: list[dict[str, Any]]) -> None:
     """Revoke tokens at their vendors; a vendor that does not answer is logged, not raised
     (the tokens are deleted here either way)."""
+    from mcp_gateway import revoke_sign_in  # the SDK: when used, not at every command's start
+
     for saved in tokens:
         try:
             async_to_sync(revoke_sign_in)(saved)

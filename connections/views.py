@@ -22,7 +22,6 @@ from accounts.models import ADMIN
 from accounts.oauth_views import public_base
 from connections import store, texts
 from connections.models import Registration
-from mcp_gateway import SignInClient, SignInFailed, begin_sign_in, finish_sign_in
 from toolboxes.launch import launch_of
 from toolboxes.models import AuthMode, Server
 
@@ -77,6 +76,8 @@ def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse
         return _refused(request, texts.NO_SIGN_IN.format(server=name))
     if shared and membership.role != ADMIN:
         return _refused(request, texts.SHARED_ADMINS_ONLY.format(server=name), 403)
+    from mcp_gateway import SignInClient, SignInFailed, begin_sign_in  # the SDK: when used
+
     client_values = server.oauth_client_values()
     client = SignInClient(
         redirect_uri=callback_url(request),
@@ -110,6 +111,8 @@ def callback(request: HttpRequest) -> HttpResponse:
         return _refused(request, texts.STATE_OTHER_PERSON, 403)
     if not store.take_flow(pending):
         return _refused(request, texts.STATE_INVALID)
+    from mcp_gateway import SignInFailed, finish_sign_in  # the SDK: when used
+
     server, flow = pending.server, pending.flow
     error = request.GET.get("error")
     if error:

@@ -14,6 +14,7 @@ from mcp_gateway.downstream.connected.accounts import (
     SignInNeeded,
     SignInUnavailable,
 )
+from mcp_gateway.downstream.connected.machine import ClientCredentialsAuth
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.pool import ConnectFailed, Pool, PoolKey
 from mcp_gateway.snapshots.callers import Caller
@@ -44,6 +45,9 @@ async def connection(
     SignInRequired."""
     ref = ServerRef(caller.tenant.slug, toolbox.name, server.name)
     key = pool_key(caller, toolbox, server)
+    if server.auth == "client_credentials":  # Workbench itself: no person, no account row
+        machine = ClientCredentialsAuth(server)
+        return await pool.get(key, server, ref, caller.tenant.max_connections, auth=machine)
     if not server.signs_in or accounts is None:
         return await pool.get(key, server, ref, caller.tenant.max_connections)
     try:

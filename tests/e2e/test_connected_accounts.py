@@ -434,3 +434,34 @@ async def test_a_shared_account_serves_the_whole_tenant(live_gateway, acme, vend
     for key in (acme.key, acme.people["bob"]):  # the tenant's key, and a person's: the bot
         assert text_of(await call(live_gateway, key, team)) == "acme-bot"
     assert await SignIn.objects.filter(user=None).acount() == 1
+
+
+async def test_client_credentials_need_no_person(live_gateway, acme, vendor):
+    @sync_to_async
+    def machines() -> None:
+        dev = acme.tenant.toolboxes.get(name="dev")
+        for position, (name, secret) in enumerate(
+            [("machine", "machine-secret"), ("wrong", "not-the-secret")], start=3
+        ):
+            server = Server(
+                toolbox=dev,
+                name=name,
+                position=position,
+                transport="streamable-http",
+                url=f"{vendor}/mcp",
+                auth="client_credentials",
+                oauth_client={"client_id": "machine", "client_secret": secret},
+            )
+            server.full_clean()
+            server.save()
+
+    await machines()
+    assert text_of(await call(live_gateway, acme.key, use("dev", "machine", "whoami"))) == (
+        "machine:machine"
+    )
+    code, text = error_of(await call(live_gateway, acme.key, use("dev", "wrong", "whoami")))
+    assert (code, text) == (
+        "CONNECTION_FAILED",
+        "Error executing tool 'whoami' in server 'wrong' (toolbox 'dev'): "
+        "the server could not be reached",
+    )

@@ -22,6 +22,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs
 
 import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -264,10 +265,53 @@ def build(port: int, access_seconds: int) -> Any:
         provider.refresh_expired = request.query_params.get("on", "1") == "1"
         return JSONResponse({"refresh_expired": provider.refresh_expired})
 
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         stateless_http=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    return with_client_credentials(app, provider)
+
+
+MACHINE_CLIENT = ("machine", "machine-secret")  # the one client allowed client credentials
+
+
+def with_client_credentials(app: Any, provider: Provider) -> Any:
+    """The `client_credentials` grant at `/token` (the SDK's token handler has none): the
+    machine client's token, whose subject is `machine:<client id>`."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        form = {name: values[0] for name, values in parse_qs(body.decode()).items()}
+        if form.get("grant_type") == "client_credentials":
+            client_id, secret = MACHINE_CLIENT
+            if (form.get("client_id"), form.get("client_secret")) != (client_id, secret):
+                answer: Response = JSONResponse({"error": "invalid_client"}, status_code=401)
+            else:
+                token = provider._issue(
+                    client_id, ["read"], form.get("resource"), f"machine:{client_id}"
+                )
+                answer = JSONResponse(token.model_dump(mode="json", exclude_none=True))
+            await answer(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return wrapped
 
 
 def main() -> None:

@@ -127,6 +127,13 @@ async def _discover(http: httpx2.AsyncClient, server_url: str) -> tuple[str, OAu
     raise SignInFailed(NO_METADATA, "no authorization server metadata")
 
 
+async def issuer_of(server_url: str, policy: EgressPolicy | None = None) -> str:
+    """The issuer of the server's authorization server (its metadata checked)."""
+    async with _http(policy) as http:
+        _, _, issuer = await _discover(http, server_url)
+    return issuer
+
+
 async def _client_info(
     http: httpx2.AsyncClient,
     client: Client,
