@@ -1,6 +1,7 @@
-"""When a person may no longer use a connected account, it goes: a removed membership (the
-tenant's servers), a deactivated user (all of theirs). The tokens are deleted here and
-revoked at the vendor (RFC 7009) once the change is committed."""
+"""When a connected account may no longer be used, it goes: a removed membership (the
+tenant's servers), a deactivated user (all of theirs), a deactivated tenant (all of its).
+The tokens are deleted here and revoked at the vendor (RFC 7009) once the change is
+committed."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django.db.models.signals import post_delete, post_save
 from accounts.models import Membership
 from connections import store
 from connections.models import SignIn
+from toolboxes.models import Tenant
 
 logger = logging.getLogger("workbench.connected")
 
@@ -49,6 +51,12 @@ def _user_saved(sender: type, instance: Any, **kwargs: Any) -> None:
         remove_and_revoke(SignIn.objects.filter(user_id=instance.pk))
 
 
+def _tenant_saved(sender: type, instance: Tenant, **kwargs: Any) -> None:
+    if not instance.is_active:
+        remove_and_revoke(SignIn.objects.filter(server__toolbox__tenant=instance))
+
+
 def connect_signals() -> None:
     post_delete.connect(_membership_removed, sender=Membership, dispatch_uid="sign_ins_member")
     post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="sign_ins_user")
+    post_save.connect(_tenant_saved, sender=Tenant, dispatch_uid="sign_ins_tenant")

@@ -25,6 +25,7 @@ from accounts.models import Membership
 from calls.models import CallRecord
 from connections import texts
 from connections.models import SignIn
+from mcp_gateway.observe import metrics
 from tests.harness.deployment import Deployment
 from tests.harness.live import LiveGateway, TenantSetup
 from tests.harness.net import free_port
@@ -240,6 +241,9 @@ async def test_refresh_near_expiry_and_a_refused_refresh(live_gateway, acme, ven
     after = await vendor_says(vendor, "GET", "/_stats")
     assert after["refreshed"] - before["refreshed"] == 1
     assert after["refresh_refused"] == before["refresh_refused"]
+    server_id = str((await SignIn.objects.aget(user__username="ada")).server_id)
+    refreshes = metrics.metrics().sign_in_refreshes
+    assert refreshes.labels(server_id, "ok")._value.get() == 1
 
     # The vendor no longer takes the refresh token: sign in again, then it works.
     await vendor_says(vendor, "POST", "/_expire_refresh?on=1")
@@ -252,6 +256,7 @@ async def test_refresh_near_expiry_and_a_refused_refresh(live_gateway, acme, ven
         await vendor_says(vendor, "POST", "/_expire_refresh?on=0")
     await sign_in("ada", link, "ada-again")
     assert text_of(await call(live_gateway, ada)) == "ada-again"
+    assert refreshes.labels(server_id, "failed")._value.get() == 1
 
 
 async def test_revoked_at_the_vendor_asks_for_a_sign_in(live_gateway, acme, vendor):
@@ -263,6 +268,21 @@ async def test_revoked_at_the_vendor_asks_for_a_sign_in(live_gateway, acme, vend
     assert code == "AUTH_REQUIRED", text
     await sign_in("ada", link_of(text), "ada-back")
     assert text_of(await call(live_gateway, ada)) == "ada-back"
+
+
+async def test_a_deactivated_user_or_tenant_loses_its_sign_ins(live_gateway, acme, vendor):
+    for name in ("ada", "bob"):
+        link = await first_link(live_gateway, acme.people[name])
+        await sign_in(name, link, f"{name}-deactivated")
+    await User.objects.filter(username="ada").aupdate(is_active=False)  # no signal: save()
+    ada = await User.objects.aget(username="ada")
+    await sync_to_async(ada.save)()
+    assert (await vendor_says(vendor, "GET", "/_tokens?subject=ada-deactivated"))["live"] == 0
+    assert (await vendor_says(vendor, "GET", "/_tokens?subject=bob-deactivated"))["live"] == 2
+    acme.tenant.is_active = False
+    await sync_to_async(acme.tenant.save)()
+    assert (await vendor_says(vendor, "GET", "/_tokens?subject=bob-deactivated"))["live"] == 0
+    assert not await SignIn.objects.aexists()
 
 
 async def test_a_member_gone_loses_keys_and_sign_ins(live_gateway, acme, vendor):
