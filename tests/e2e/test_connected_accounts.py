@@ -32,6 +32,7 @@ from tests.harness.net import free_port
 from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import server_process
+from tests.harness.waits import eventually
 from toolboxes import versions
 from toolboxes.models import ApiKey, Server
 
@@ -123,6 +124,10 @@ async def call(live_gateway, key: str, arguments: dict[str, Any] = WHOAMI) -> An
         return await session.call_tool("use_tool", arguments)
 
 
+async def len_is(rows: Any, size: int) -> bool:
+    return len(await rows()) == size
+
+
 def link_of(text: str) -> str:
     found = LINK.search(text)
     assert found, text
@@ -172,6 +177,20 @@ async def test_each_member_signs_in_and_acts_as_themself(live_gateway, acme, ven
         "Error executing tool 'whoami' in server 'github' (toolbox 'dev'): this server needs "
         "each person's own sign-in: call it with a personal API key or an OAuth sign-in",
     )
+
+    # The call log says whose account each call used (never the token).
+    people = {user.pk: user.username async for user in User.objects.all()}
+
+    async def logged_as() -> set[tuple[str, str]]:
+        rows = CallRecord.objects.filter(server="github", outcome="ok").values_list(
+            "key_prefix", "signed_in_as"
+        )
+        return {item async for item in rows}
+
+    ada_id = next(pk for pk, name in people.items() if name == "ada")
+    bob_id = next(pk for pk, name in people.items() if name == "bob")
+    await eventually(lambda: len_is(logged_as, 2), 10, "the call log's rows")
+    assert {whose for _, whose in await logged_as()} == {f"person:{ada_id}", f"person:{bob_id}"}
 
     # No token in the log, the call log or the stored rows.
     rows = await sync_to_async(lambda: list(SignIn.objects.all()))()
