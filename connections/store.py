@@ -94,6 +94,8 @@ def needs_reconnect(row_id: int, version: int) -> None:
 def new_link(user_id: int, server_id: int) -> str:
     """A one-time connect link's secret (its hash kept), bound to the person and server."""
     token = secrets.token_urlsafe(24)
+    stale = time.time() - LINK_SECONDS  # links long expired go as new ones are made
+    ConnectLink.objects.filter(expires_at__lt=stale).delete()
     ConnectLink.objects.create(
         token_hash=digest(token),
         user_id=user_id,
@@ -131,6 +133,7 @@ def registrations(redirect_uri: str) -> dict[str, dict[str, Any]]:
 
 
 def start_flow(user_id: int, server_id: int, flow: dict[str, Any], *, shared: bool) -> None:
+    PendingSignIn.objects.filter(expires_at__lt=time.time() - FLOW_SECONDS).delete()
     PendingSignIn.objects.create(
         state_hash=digest(flow["state"]),
         user_id=user_id,

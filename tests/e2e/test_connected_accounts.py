@@ -278,6 +278,35 @@ async def test_refresh_near_expiry_and_a_refused_refresh(live_gateway, acme, ven
     assert refreshes.labels(server_id, "failed")._value.get() == 1
 
 
+@sync_to_async
+def token_endpoint_at(username: str, url: str) -> str:
+    """Move the stored sign-in's token endpoint (the vendor's, as discovered); the old one."""
+    row = SignIn.objects.get(user__username=username)
+    metadata = row.tokens["metadata"]
+    old, metadata["token_endpoint"] = metadata["token_endpoint"], url
+    row.tokens = {**row.tokens, "metadata": metadata}
+    row.save()
+    return old
+
+
+async def test_a_refresh_while_the_vendor_is_down(live_gateway, acme, vendor):
+    ada = acme.people["ada"]
+    await sign_in("ada", await first_link(live_gateway, ada), "ada-down")
+    endpoint = await token_endpoint_at("ada", f"http://127.0.0.1:{free_port()}/token")
+    await expire_access("ada")
+    code, text = error_of(await call(live_gateway, ada))
+    assert (code, text) == (
+        "CONNECTION_FAILED",
+        "Error executing tool 'whoami' in server 'github' (toolbox 'dev'): "
+        "the server's sign-in could not be reached",
+    )
+    row = await SignIn.objects.aget(user__username="ada")
+    assert (row.status, row.refreshing_until) == ("connected", None)  # kept, claim released
+    await token_endpoint_at("ada", endpoint)
+    await expire_access("ada")
+    assert text_of(await call(live_gateway, ada)) == "ada-down"
+
+
 async def test_revoked_at_the_vendor_asks_for_a_sign_in(live_gateway, acme, vendor):
     ada = acme.people["ada"]
     await sign_in("ada", await first_link(live_gateway, ada), "ada-revoked")
