@@ -533,3 +533,25 @@ async def test_client_credentials_need_no_person(live_gateway, acme, vendor):
         "Error executing tool 'whoami' in server 'wrong' (toolbox 'dev'): "
         "the server could not be reached",
     )
+
+
+@pytest.fixture
+def ada_signed_in(acme) -> str:
+    """An access token of ada's OAuth sign-in to acme (no browser dance: tests/accounts')."""
+    from django.test import Client
+
+    from tests.accounts.oauth_client import SignIn as OAuthSignIn
+
+    flow = OAuthSignIn(Client())
+    flow.client.force_login(User.objects.get(username="ada"))
+    flow.register()
+    return flow.tokens(acme.tenant.pk, [])["access_token"]
+
+
+async def test_an_oauth_sign_in_is_its_member(live_gateway, acme, ada_signed_in):
+    """A client signed in to Workbench with OAuth acts as its member, as a personal key."""
+    code, text = error_of(await call(live_gateway, ada_signed_in))
+    assert code == "AUTH_REQUIRED", text
+    await sign_in("ada", link_of(text), "ada-via-oauth")
+    assert text_of(await call(live_gateway, ada_signed_in)) == "ada-via-oauth"
+    assert text_of(await call(live_gateway, acme.people["ada"])) == "ada-via-oauth"
