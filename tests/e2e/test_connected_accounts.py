@@ -333,6 +333,22 @@ async def test_a_deactivated_user_or_tenant_loses_its_sign_ins(live_gateway, acm
     assert not await SignIn.objects.aexists()
 
 
+async def test_insufficient_scope_asks_for_a_sign_in(live_gateway, acme, vendor):
+    ada = acme.people["ada"]
+    await sign_in("ada", await first_link(live_gateway, ada), "ada-scoped")
+    assert text_of(await call(live_gateway, ada)) == "ada-scoped"
+    await vendor_says(vendor, "POST", "/_step_up?on=1")
+    try:
+        code, text = error_of(await call(live_gateway, ada))  # 403 insufficient_scope
+    finally:
+        await vendor_says(vendor, "POST", "/_step_up?on=0")
+    assert code == "AUTH_REQUIRED", text
+    row = await SignIn.objects.aget(user__username="ada")
+    assert row.status == "needs_reconnect"
+    await sign_in("ada", link_of(text), "ada-rescoped")
+    assert text_of(await call(live_gateway, ada)) == "ada-rescoped"
+
+
 async def test_a_member_gone_loses_keys_and_sign_ins(live_gateway, acme, vendor):
     ada = acme.people["ada"]
     await sign_in("ada", await first_link(live_gateway, ada), "ada-leaving")

@@ -11,7 +11,8 @@ A login is approved without a browser: `/authorize` sends the person to `/login?
 and `/login?pending=P&subject=alice` approves it as `alice` (redirect to the client with
 the code). Test-only endpoints: `GET /_stats` (refreshes made, refused, revocations)
 `POST /_expire_refresh?on=1|0` (every refresh token refused, as a vendor's expiry),
-`POST /_forget?subject=S` (the vendor revokes S's tokens) and `GET /_tokens?subject=S`.
+`POST /_forget?subject=S` (the vendor revokes S's tokens), `GET /_tokens?subject=S`, and
+`POST /_step_up?on=1|0` (every MCP request answered 403 insufficient_scope).
 Broken sign-ins at `/lying/mcp`, `/refused/mcp`, `/noreg/mcp` and `/nometa/mcp`.
 """
 
@@ -57,6 +58,7 @@ class Provider:
         default_factory=lambda: {"refreshed": 0, "refresh_refused": 0, "revoked": 0, "issued": 0}
     )
     refresh_expired: bool = False
+    step_up: bool = False  # every MCP request answered 403 insufficient_scope
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -260,6 +262,11 @@ def build(port: int, access_seconds: int) -> Any:
         live = [t for t in [*provider.access.values(), *provider.refresh.values()]]
         return JSONResponse({"live": sum(t.subject == subject for t in live)})
 
+    @server.custom_route("/_step_up", methods=["POST"])
+    async def step_up(request: Request) -> Response:
+        provider.step_up = request.query_params.get("on", "1") == "1"
+        return JSONResponse({"step_up": provider.step_up})
+
     @server.custom_route("/_expire_refresh", methods=["POST"])
     async def expire_refresh(request: Request) -> Response:
         provider.refresh_expired = request.query_params.get("on", "1") == "1"
@@ -280,6 +287,15 @@ def with_client_credentials(app: Any, provider: Provider) -> Any:
     machine client's token, whose subject is `machine:<client id>`."""
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp" and provider.step_up:
+            challenge = 'Bearer error="insufficient_scope", scope="read admin"'
+            answer = JSONResponse(
+                {"error": "insufficient_scope"},
+                status_code=403,
+                headers={"WWW-Authenticate": challenge},
+            )
+            await answer(scope, receive, send)
+            return
         if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
