@@ -135,6 +135,15 @@ class Pool:
         conn.server = server
         return conn
 
+    def anyones(self, key: PoolKey) -> Connection | None:
+        """A live connection of the same server and configuration, whoever's: what a server
+        each person signs in to offers, for listing to a person not signed in yet."""
+        for other, conn in self._connections.items():
+            same = other.place[:3] == key.place[:3] and other.fingerprint == key.fingerprint
+            if same and conn.is_ready and conn.alive:
+                return conn
+        return None
+
     def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:
         """Caps on live connections, for the process and per tenant. A connection that a new
         one of the same server replaces does not count."""

@@ -115,7 +115,13 @@ class ToolboxOpener:
                 outcomes[server.name] = await connection(
                     self.pool, caller, toolbox, server, self.accounts
                 )
-            except SignInRequired as exc:  # its link where an incident would be
+            except SignInRequired as exc:
+                # Its tools as another person's connection lists them (use_tool then asks
+                # this caller to sign in); none yet: its link where an incident would be.
+                listed = self.pool.anyones(pool_key(caller, toolbox, server))
+                if listed is not None:
+                    outcomes[server.name] = listed
+                    return
                 outcomes[server.name] = errors.sign_in_first(server.name, exc.url)
                 incidents[server.name] = connect_urls[server.name] = exc.url
             except ConnectFailed as exc:

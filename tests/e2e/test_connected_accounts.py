@@ -164,7 +164,13 @@ async def test_each_member_signs_in_and_acts_as_themself(live_gateway, acme, ven
     await sign_in("ada", link, "ada-at-vendor")
     assert text_of(await call(live_gateway, ada)) == "ada-at-vendor"
 
-    code, text = error_of(await call(live_gateway, bob))
+    # Bob has not signed in: the tools are listed as Ada's connection offers them, and
+    # his call asks him to sign in.
+    async with live_gateway.session(bob) as session:
+        opened = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        code, text = error_of(await session.call_tool("use_tool", WHOAMI))
+    assert "_errors" not in opened and opened["servers_connected"] == 2
+    assert [tool["name"] for tool in opened["tools"] if tool["server"] == "github"] == ["whoami"]
     assert code == "AUTH_REQUIRED"
     await sign_in("bob", link_of(text), "bob-at-vendor")
     assert text_of(await call(live_gateway, bob)) == "bob-at-vendor"
