@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
@@ -20,6 +21,7 @@ from connections import store, views
 from connections.models import SignIn
 from connections.signals import remove_and_revoke
 from toolboxes.admin.pages import page
+from toolboxes.launch import launch_of
 from toolboxes.models import AuthMode, Server
 
 STATUS_TEXT = {
@@ -51,15 +53,16 @@ def entries(user: Any) -> list[Entry]:
     """The servers needing a sign-in in the user's tenants: theirs, and the shared ones of
     the tenants they administer."""
     roles = dict(Membership.objects.filter(user=user).values_list("tenant_id", "role"))
+    modes = [AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED]
     servers = (
         Server.objects.filter(toolbox__tenant_id__in=roles, enabled=True)
-        .filter(auth__in=[AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED])
-        .select_related("toolbox__tenant")
+        .filter(Q(auth__in=modes) | Q(catalog_entry__auth__in=modes))
+        .select_related("toolbox__tenant", "catalog_entry")
         .order_by("toolbox__tenant__slug", "toolbox__name", "position", "pk")
     )
     found = []
     for server in servers:
-        shared = server.auth == AuthMode.OAUTH_SHARED
+        shared = launch_of(server).auth == AuthMode.OAUTH_SHARED
         if shared and roles[server.toolbox.tenant_id] != ADMIN:
             continue
         sign_in = SignIn.objects.filter(server=server, user=None if shared else user).first()
@@ -73,7 +76,6 @@ def entry_for(request: HttpRequest, server_id: int) -> Entry:
     server = get_object_or_404(
         Server.objects.select_related("toolbox__tenant"),
         pk=server_id,
-        auth__in=[AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED],
         toolbox__tenant__memberships__user=request.user,
     )
     for entry in entries(request.user):

@@ -63,7 +63,8 @@ def connect(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, texts.LINK_OTHER_PERSON, 403)
     if not store.take_link(link):
         return _refused(request, texts.LINK_INVALID)
-    return begin(request, link.server, shared=link.server.auth == AuthMode.OAUTH_SHARED)
+    shared = launch_of(link.server).auth == AuthMode.OAUTH_SHARED
+    return begin(request, link.server, shared=shared)
 
 
 def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse:
@@ -72,21 +73,21 @@ def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse
     membership = server.toolbox.tenant.memberships.filter(user=request.user).first()
     if membership is None:
         return _refused(request, texts.NOT_A_MEMBER.format(server=name), 403)
-    if server.auth not in (AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED):
+    launch = launch_of(server)  # a catalog-made server signs in as its entry says
+    if launch.auth not in (AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED):
         return _refused(request, texts.NO_SIGN_IN.format(server=name))
     if shared and membership.role != ADMIN:
         return _refused(request, texts.SHARED_ADMINS_ONLY.format(server=name), 403)
     from mcp_gateway import SignInClient, SignInFailed, begin_sign_in  # the SDK: when used
 
-    client_values = server.oauth_client_values()
     client = SignInClient(
         redirect_uri=callback_url(request),
         metadata_url=metadata_url(request),
-        client_id=client_values.get("client_id", ""),
-        client_secret=client_values.get("client_secret", ""),
-        scopes=server.oauth_scopes,
+        client_id=launch.oauth_client.get("client_id", ""),
+        client_secret=launch.oauth_client.get("client_secret", ""),
+        scopes=launch.oauth_scopes,
     )
-    url = launch_of(server).url
+    url = launch.url
     registered = store.registrations(client.redirect_uri)
     try:
         authorize_url, flow = async_to_sync(begin_sign_in)(url, client, registered)

@@ -34,7 +34,7 @@ from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import server_process
 from tests.harness.waits import eventually
 from toolboxes import versions
-from toolboxes.models import ApiKey, Server
+from toolboxes.models import ApiKey, CatalogEntry, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -110,12 +110,12 @@ async def to_vendor(http: httpx2.AsyncClient, link: str, subject: str) -> str:
     return response.headers["location"]
 
 
-async def sign_in(username: str, link: str, subject: str) -> None:
+async def sign_in(username: str, link: str, subject: str, server: str = "github") -> None:
     async with browser(username, link) as http:
         callback = await to_vendor(http, link, subject)
         page = await http.get(callback)
     assert page.status_code == 200, page.text
-    assert html(texts.CONNECTED.format(server="github")) in page.text
+    assert html(texts.CONNECTED.format(server=server)) in page.text
 
 
 async def call(live_gateway, key: str, arguments: dict[str, Any] = WHOAMI) -> Any:
@@ -577,3 +577,32 @@ async def test_an_oauth_sign_in_is_its_member(live_gateway, acme, ada_signed_in)
     await sign_in("ada", link_of(text), "ada-via-oauth")
     assert text_of(await call(live_gateway, ada_signed_in)) == "ada-via-oauth"
     assert text_of(await call(live_gateway, acme.people["ada"])) == "ada-via-oauth"
+
+
+async def test_a_catalog_entry_signs_its_servers_in(live_gateway, acme, vendor):
+    """The operator's catalog entry says how its servers sign in (a tenant admin makes
+    servers from the catalog only)."""
+
+    @sync_to_async
+    def from_the_catalog() -> None:
+        entry = CatalogEntry(
+            name="vendor", transport="streamable-http", url=f"{vendor}/mcp", auth="oauth_person"
+        )
+        entry.full_clean()
+        entry.save()
+        server = Server(
+            toolbox=acme.tenant.toolboxes.get(name="dev"),
+            name="catalogued",
+            position=2,
+            catalog_entry=entry,
+        )
+        server.full_clean()
+        server.save()
+
+    await from_the_catalog()
+    whoami = use("dev", "catalogued", "whoami")
+    code, text = error_of(await call(live_gateway, acme.people["ada"], whoami))
+    assert code == "AUTH_REQUIRED", text
+    link = re.search(r"first: (\S+)$", text).group(1)
+    await sign_in("ada", link, "ada-catalogued", server="catalogued")
+    assert text_of(await call(live_gateway, acme.people["ada"], whoami)) == "ada-catalogued"

@@ -12,14 +12,13 @@ from toolboxes.models.catalog import (
 from toolboxes.models.pins import PinState, ToolPin
 from toolboxes.models.sandbox import SandboxSettings
 from toolboxes.models.servers import (
-    OAUTH_MODES,
     REMOTE_TRANSPORTS,
-    AuthMode,
     PinningPolicy,
     Server,
     Transport,
     default_tool_filters,
 )
+from toolboxes.models.sign_in import OAUTH_MODES, AuthMode, SignInSettings
 from toolboxes.models.tenants import ApiKey, ApiKeyQuerySet, Tenant, Toolbox
 
 __all__ = [
@@ -35,6 +34,7 @@ __all__ = [
     "PinningPolicy",
     "SandboxSettings",
     "Server",
+    "SignInSettings",
     "Tenant",
     "ToolPin",
     "Toolbox",

@@ -13,6 +13,7 @@ from kernel import pins as pin_rule
 from mcp_gateway import path_problem, tenant_roots
 from toolboxes.fields import EncryptedStringMapField
 from toolboxes.models.sandbox import SandboxSettings
+from toolboxes.models.sign_in import AuthMode, SignInSettings
 from toolboxes.models.tenants import Toolbox
 from toolboxes.placeholders import fill, placeholders
 from toolboxes.validators import (
@@ -39,21 +40,6 @@ class Transport(models.TextChoices):
 REMOTE_TRANSPORTS = (Transport.STREAMABLE_HTTP, Transport.SSE)
 
 
-class AuthMode(models.TextChoices):
-    """How the gateway authenticates to a remote server (connected accounts: `connections`)."""
-
-    NONE = "none", "none"
-    HEADERS = "headers", "static headers"
-    OAUTH_PERSON = "oauth_person", "OAuth, each person signs in"
-    OAUTH_SHARED = "oauth_shared", "OAuth, one sign-in shared by the tenant"
-    CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials (no person)"
-
-
-OAUTH_MODES = (AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED, AuthMode.CLIENT_CREDENTIALS)
-# The names an admin-entered OAuth client may hold (`Server.oauth_client`).
-OAUTH_CLIENT_NAMES = ("client_id", "client_secret")
-
-
 class PinningPolicy(models.TextChoices):
     """How a server's tool definitions are pinned (the rules: kernel.pins)."""
 
@@ -66,7 +52,7 @@ def default_tool_filters() -> list[str]:
     return ["*"]
 
 
-class Server(SandboxSettings):
+class Server(SandboxSettings, SignInSettings):
     toolbox = models.ForeignKey(Toolbox, on_delete=models.CASCADE, related_name="servers")
     name = models.CharField(max_length=100, validators=[validate_name])
     position = models.PositiveIntegerField(default=0, help_text="Order within the toolbox.")
@@ -88,24 +74,6 @@ class Server(SandboxSettings):
         blank=True,
         validators=[validate_headers],
         help_text="remote: HTTP headers (values are encrypted at rest).",
-    )
-    auth = models.CharField(
-        "sign-in",
-        max_length=20,
-        choices=AuthMode,
-        default=AuthMode.NONE,
-        help_text="remote: how the gateway signs in to the server.",
-    )
-    oauth_client = EncryptedStringMapField(
-        "OAuth client",
-        default=dict,
-        blank=True,
-        help_text="OAuth: client_id and client_secret registered at the server's authorization "
-        "server, for servers that offer neither client metadata documents nor registration "
-        "(the secret is encrypted at rest).",
-    )
-    oauth_scopes = models.CharField(
-        "OAuth scopes", max_length=500, blank=True, help_text="OAuth: scopes to ask for."
     )
     tool_filters = models.JSONField(
         default=default_tool_filters,
@@ -219,44 +187,17 @@ class Server(SandboxSettings):
                 errors["env"] = "Only stdio servers have environment variables."
             if self.mounts:
                 errors["mounts"] = "Only stdio servers have mounts."
-        errors.update(self._auth_errors())
+        errors.update(self.sign_in_errors())
+        if self.catalog_entry_id is not None and (
+            self.auth != AuthMode.NONE or self.oauth_client or self.oauth_scopes
+        ):
+            errors["auth"] = FROM_ENTRY
         if self.timeout is not None and self.timeout < 1:
             errors["timeout"] = "The timeout must be at least 1 second."
         if self.idle_timeout is not None and self.idle_timeout < 1:
             errors["idle_timeout"] = "The idle timeout must be at least 1 second."
         if errors:
             raise ValidationError(errors)
-
-    def oauth_client_values(self) -> dict[str, str]:
-        """The admin-entered OAuth client (`client_id`, `client_secret`), decrypted."""
-        return dict(self.oauth_client or {})
-
-    def _auth_errors(self) -> dict[str, str]:
-        """The sign-in mode against the transport, headers and OAuth client."""
-        errors: dict[str, str] = {}
-        oauth = self.auth in OAUTH_MODES
-        if self.transport == Transport.STDIO and self.catalog_entry_id is None:
-            if self.auth != AuthMode.NONE:
-                errors["auth"] = "Only remote servers sign in."
-        elif self.auth == AuthMode.NONE and self.headers:
-            self.auth = AuthMode.HEADERS  # headers given are static headers: say so
-        elif oauth and any(name.lower() == "authorization" for name in self.headers or {}):
-            errors["headers"] = "A server signed in with OAuth takes no Authorization header."
-        client = self.oauth_client_values()
-        unknown = sorted(set(client) - set(OAUTH_CLIENT_NAMES))
-        if unknown:
-            errors["oauth_client"] = (
-                f"Unknown name {', '.join(unknown)}: give client_id and client_secret."
-            )
-        elif client and not oauth:
-            errors["oauth_client"] = "Only servers signed in with OAuth have an OAuth client."
-        elif client.get("client_secret") and not client.get("client_id"):
-            errors["oauth_client"] = "A client secret needs its client_id."
-        elif self.auth == AuthMode.CLIENT_CREDENTIALS and not client.get("client_secret"):
-            errors["oauth_client"] = "Client credentials need a client_id and client_secret."
-        if self.oauth_scopes and not oauth:
-            errors["oauth_scopes"] = "Only servers signed in with OAuth have scopes."
-        return errors
 
     # --- made from a catalog entry -------------------------------------------------
 
