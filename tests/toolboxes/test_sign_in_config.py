@@ -140,3 +140,26 @@ def test_a_personal_keys_owner_is_a_member(toolbox):
     assert caught.value.message_dict == {
         "owner": ["A personal key's owner must be a member of its tenant."]
     }
+
+
+def test_a_catalog_entrys_sign_in_round_trips(db):
+    from toolboxes.catalog.entries import entries_from_export, export_catalog, save_entry
+    from toolboxes.models import CatalogEntry
+
+    entry = CatalogEntry(
+        name="github",
+        transport="streamable-http",
+        url="https://api.example.com/mcp",
+        auth=AuthMode.OAUTH_PERSON,
+        oauth_client={"client_id": "wb", "client_secret": "s3cret"},
+        oauth_scopes="repo",
+    )
+    entry.full_clean()
+    entry.save()
+    exported = export_catalog()
+    assert exported["catalog"]["github"]["auth"] == "oauth_person"
+    CatalogEntry.objects.all().delete()
+    for spec in entries_from_export(json.loads(json.dumps(exported))):
+        save_entry(spec)
+    assert export_catalog() == exported
+    assert CatalogEntry.objects.get().oauth_client_values()["client_secret"] == "s3cret"
