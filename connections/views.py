@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import sync_to_async
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
@@ -21,7 +22,7 @@ from django.views.decorators.http import require_GET
 from accounts.models import ADMIN
 from accounts.oauth_views import public_base
 from connections import store, texts
-from connections.models import Registration
+from connections.models import PendingSignIn, Registration
 from toolboxes.launch import launch_of
 from toolboxes.models import AuthMode, Server
 
@@ -51,9 +52,40 @@ def _refused(request: HttpRequest, message: str, status: int = 400) -> HttpRespo
     return _page(request, "Sign-in refused", message, status)
 
 
+@dataclass(frozen=True)
+class Start:
+    """A sign-in ready to start: what the vendor's flow needs, and whose it is."""
+
+    server: Server
+    user_id: int
+    shared: bool
+    url: str
+    client: Any
+    registered: dict[str, dict[str, Any]]
+
+
 @never_cache
 @require_GET
-def connect(request: HttpRequest, token: str) -> HttpResponse:
+async def connect(request: HttpRequest, token: str) -> HttpResponse:
+    """Async: the vendor's discovery and registration wait on the event loop, never in the
+    one thread the ORM shares with the gateway (a slow vendor must not stall it)."""
+    from mcp_gateway import SignInFailed, begin_sign_in  # the SDK: when used
+
+    start = await sync_to_async(_link_to_start)(request, token)
+    if isinstance(start, HttpResponse):
+        return start
+    try:
+        authorize_url, flow = await begin_sign_in(start.url, start.client, start.registered)
+    except SignInFailed as exc:
+        name = start.server.name
+        logger.warning("[%s] sign-in could not start: %s (%s)", name, exc.phrase, exc.detail)
+        message = texts.FAILED.format(server=name, phrase=exc.phrase)
+        return await sync_to_async(_page)(request, "Sign-in failed", message, 502)
+    await sync_to_async(store.start_flow)(start.user_id, start.server.pk, flow, shared=start.shared)
+    return HttpResponseRedirect(authorize_url)
+
+
+def _link_to_start(request: HttpRequest, token: str) -> Start | HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path(), reverse("admin:login"))
     link = store.find_link(token)
@@ -63,12 +95,13 @@ def connect(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, texts.LINK_OTHER_PERSON, 403)
     if not store.take_link(link):
         return _refused(request, texts.LINK_INVALID)
-    shared = launch_of(link.server).auth == AuthMode.OAUTH_SHARED
-    return begin(request, link.server, shared=shared)
+    return _start(request, link.server)
 
 
-def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse:
-    """Send the person to the vendor's sign-in (a link, or the admin's Connect button)."""
+def _start(request: HttpRequest, server: Server) -> Start | HttpResponse:
+    """The person may sign in to the server (a member; its shared account: an admin)."""
+    from mcp_gateway import SignInClient  # the SDK: when used
+
     name = server.name
     membership = server.toolbox.tenant.memberships.filter(user=request.user).first()
     if membership is None:
@@ -76,10 +109,9 @@ def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse
     launch = launch_of(server)  # a catalog-made server signs in as its entry says
     if launch.auth not in (AuthMode.OAUTH_PERSON, AuthMode.OAUTH_SHARED):
         return _refused(request, texts.NO_SIGN_IN.format(server=name))
+    shared = launch.auth == AuthMode.OAUTH_SHARED
     if shared and membership.role != ADMIN:
         return _refused(request, texts.SHARED_ADMINS_ONLY.format(server=name), 403)
-    from mcp_gateway import SignInClient, SignInFailed, begin_sign_in  # the SDK: when used
-
     client = SignInClient(
         redirect_uri=callback_url(request),
         metadata_url=metadata_url(request),
@@ -87,22 +119,35 @@ def begin(request: HttpRequest, server: Server, *, shared: bool) -> HttpResponse
         client_secret=launch.oauth_client.get("client_secret", ""),
         scopes=launch.oauth_scopes,
     )
-    url = launch.url
     registered = store.registrations(client.redirect_uri)
-    try:
-        authorize_url, flow = async_to_sync(begin_sign_in)(url, client, registered)
-    except SignInFailed as exc:
-        logger.warning("[%s] sign-in could not start: %s (%s)", name, exc.phrase, exc.detail)
-        return _page(
-            request, "Sign-in failed", texts.FAILED.format(server=name, phrase=exc.phrase), 502
-        )
-    store.start_flow(request.user.pk, server.pk, flow, shared=shared)
-    return HttpResponseRedirect(authorize_url)
+    return Start(server, request.user.pk, shared, launch.url, client, registered)
 
 
 @never_cache
 @require_GET
-def callback(request: HttpRequest) -> HttpResponse:
+async def callback(request: HttpRequest) -> HttpResponse:
+    """Async, as `connect`: the code is exchanged on the event loop."""
+    from mcp_gateway import SignInFailed, finish_sign_in  # the SDK: when used
+
+    pending = await sync_to_async(_taken_flow)(request)
+    if isinstance(pending, HttpResponse):
+        return pending
+    server, flow = pending.server, pending.flow
+    error = request.GET.get("error")
+    if error:
+        code = re.sub(r"[^a-z_]", "", error)[:40] or "error"
+        message = texts.REFUSED_AT_SERVER.format(server=server.name, error=code)
+        return await sync_to_async(_refused)(request, message)
+    try:
+        tokens = await finish_sign_in(flow, request.GET.get("code", ""), request.GET.get("iss"))
+    except SignInFailed as exc:
+        logger.warning("[%s] sign-in failed: %s (%s)", server.name, exc.phrase, exc.detail)
+        message = texts.FAILED.format(server=server.name, phrase=exc.phrase)
+        return await sync_to_async(_page)(request, "Sign-in failed", message, 502)
+    return await sync_to_async(_connected)(request, pending, tokens)
+
+
+def _taken_flow(request: HttpRequest) -> PendingSignIn | HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path(), reverse("admin:login"))
     pending = store.find_flow(request.GET.get("state", ""))
@@ -112,21 +157,13 @@ def callback(request: HttpRequest) -> HttpResponse:
         return _refused(request, texts.STATE_OTHER_PERSON, 403)
     if not store.take_flow(pending):
         return _refused(request, texts.STATE_INVALID)
-    from mcp_gateway import SignInFailed, finish_sign_in  # the SDK: when used
+    return pending
 
-    server, flow = pending.server, pending.flow
-    error = request.GET.get("error")
-    if error:
-        code = re.sub(r"[^a-z_]", "", error)[:40] or "error"
-        return _refused(request, texts.REFUSED_AT_SERVER.format(server=server.name, error=code))
-    try:
-        tokens = async_to_sync(finish_sign_in)(
-            flow, request.GET.get("code", ""), request.GET.get("iss")
-        )
-    except SignInFailed as exc:
-        logger.warning("[%s] sign-in failed: %s (%s)", server.name, exc.phrase, exc.detail)
-        message = texts.FAILED.format(server=server.name, phrase=exc.phrase)
-        return _page(request, "Sign-in failed", message, 502)
+
+def _connected(
+    request: HttpRequest, pending: PendingSignIn, tokens: dict[str, Any]
+) -> HttpResponse:
+    flow, server = pending.flow, pending.server
     if flow.get("new_registration"):
         Registration.objects.get_or_create(
             issuer=flow["issuer"],
