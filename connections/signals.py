@@ -6,6 +6,7 @@ committed."""
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -34,9 +35,15 @@ def revoke_all(tokens: list[dict[str, Any]]) -> None:
 
 
 def remove_and_revoke(rows: Any) -> None:
+    """Delete at once; revoke at the vendors on a thread of its own once committed (a slow
+    vendor holds no request, nor the thread the ORM shares with the gateway)."""
     tokens = store.remove(rows)
     if tokens:
-        transaction.on_commit(lambda: revoke_all(tokens))
+        transaction.on_commit(
+            lambda: threading.Thread(
+                target=revoke_all, args=(tokens,), name="revoke-sign-ins", daemon=True
+            ).start()
+        )
 
 
 def _membership_removed(sender: type, instance: Membership, **kwargs: Any) -> None:
