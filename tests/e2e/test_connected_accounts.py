@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import anyio
 import httpx2
@@ -616,3 +616,84 @@ async def test_a_catalog_entry_signs_its_servers_in(live_gateway, acme, vendor):
     link = re.search(r"first: (\S+)$", text).group(1)
     await sign_in("ada", link, "ada-catalogued", server="catalogued")
     assert text_of(await call(live_gateway, acme.people["ada"], whoami)) == "ada-catalogued"
+
+
+DOWNSTREAM_WORKBENCH = """
+import sys
+from django.contrib.auth.models import User
+from accounts.models import Membership
+from toolboxes.models import Server, Tenant, Toolbox
+tenant = Tenant.objects.create(slug="far", name="Far")
+tools = Toolbox.objects.create(tenant=tenant, name="tools", description="Far tools")
+Server.objects.create(toolbox=tools, name="local", command=sys.executable, args=[{fixture!r}])
+carol = User.objects.create_user("carol", password={password!r}, is_staff=True)
+Membership.objects.create(user=carol, tenant=tenant, role="admin")
+print(tenant.pk)
+"""
+
+
+async def consent_at_workbench(http: httpx2.AsyncClient, authorize: str, tenant_id: str) -> str:
+    """At another Workbench (the vendor here): log in as carol, consent; the callback URL."""
+    response = await http.get(authorize)
+    assert response.status_code == 302, response.text  # to its login
+    login_url = urljoin(authorize, response.headers["location"])
+    page = await http.get(login_url)
+    csrf = dict(HIDDEN.findall(page.text))["csrfmiddlewaretoken"]
+    response = await http.post(
+        login_url,
+        data={
+            "username": "carol",
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": csrf,
+            "next": parse_qs(urlsplit(login_url).query)["next"][0],
+        },
+    )
+    assert response.status_code == 302, response.text
+    consent_url = urljoin(authorize, response.headers["location"])
+    page = await http.get(consent_url)
+    assert page.status_code == 200, page.text
+    data = {**dict(HIDDEN.findall(page.text)), "tenant": tenant_id, "allow": "Allow"}
+    response = await http.post(consent_url, data=data)
+    assert response.status_code == 302, response.text
+    return response.headers["location"]
+
+
+@pytest.mark.once
+async def test_another_workbench_as_the_downstream(live_gateway, acme, deployment):
+    """Workbench is an OAuth authorization server itself: a member of this one connects
+    their account at another, whose tools they then call through this one."""
+    tenant_id = (
+        deployment.shell(DOWNSTREAM_WORKBENCH.format(fixture=FIXTURE_SERVER, password=PASSWORD))
+        .strip()
+        .splitlines()[-1]
+    )
+    far = deployment.start_gateway("far")[1]
+
+    @sync_to_async
+    def far_server() -> None:
+        server = Server(
+            toolbox=acme.tenant.toolboxes.get(name="dev"),
+            name="far",
+            position=2,
+            transport="streamable-http",
+            url=far,
+            auth="oauth_person",
+        )
+        server.full_clean()
+        server.save()
+
+    await far_server()
+    opening = use("dev", "far", "open_toolbox", {"toolbox": "tools"})
+    code, text = error_of(await call(live_gateway, acme.people["ada"], opening))
+    assert code == "AUTH_REQUIRED", text
+    link = re.search(r"first: (\S+)$", text).group(1)
+    async with browser("ada", link) as ours, httpx2.AsyncClient(timeout=30) as theirs:
+        # Workbench's own browser session and the far one's (a cookie jar each, as hosts
+        # that differ only by port share cookies).
+        response = await ours.get(link)
+        assert response.status_code == 302, response.text
+        callback = await consent_at_workbench(theirs, response.headers["location"], tenant_id)
+        page = await ours.get(callback)
+    assert page.status_code == 200, page.text
+    opened = await call(live_gateway, acme.people["ada"], opening)
+    assert '"toolbox": "tools"' in text_of(opened), text_of(opened)
