@@ -35,6 +35,7 @@ class TokenCaller:
     refusal: str  # "" while usable; else revoked_grant, inactive_user, not_a_member, viewer_role,
     # api_scope (a sign-in for the management API)
     version: int  # the tenant's configuration version this answer was read at
+    user_id: int = 0  # the member, whose connected accounts its calls use
 
 
 def is_access_token(value: str) -> bool:
@@ -77,4 +78,5 @@ def token_caller(checksum: str) -> TokenCaller | None:
         # A sign-in for the management API is never one for /mcp.
         refusal="api_scope" if grant.scope == GrantScope.API else grant.refusal(),
         version=version,
+        user_id=grant.user_id,
     )

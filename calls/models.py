@@ -24,6 +24,13 @@ class CallRecord(models.Model):
     toolbox = models.CharField(max_length=200, blank=True)
     server = models.CharField(max_length=200, blank=True)
     tool = models.CharField(max_length=200, blank=True)
+    signed_in_as = models.CharField(
+        "signed in as",
+        max_length=40,
+        blank=True,
+        help_text="Whose connected account the call used: person:<user id>, tenant (shared), "
+        "workbench (client credentials); never a token.",
+    )
     duration_ms = models.FloatField("duration (ms)")
     outcome = models.CharField(
         max_length=40, help_text="ok, tool_error (the tool said isError) or an error code"

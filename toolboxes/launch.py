@@ -6,10 +6,10 @@ server made from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from toolboxes.models import Server
+from toolboxes.models import Server, SignInSettings
 from toolboxes.placeholders import fill, substitute
 
 SANDBOX_FIELDS = (
@@ -41,6 +41,10 @@ class ServerLaunch:
     cpu_limit_seconds: int | None
     open_files_limit: int | None
     egress_allow: list[str]
+    # How the gateway signs in (toolboxes.models.sign_in): the server's, or its entry's.
+    auth: str = "none"
+    oauth_client: dict[str, str] = field(default_factory=dict, repr=False)
+    oauth_scopes: str = ""
 
 
 def launch_of(server: Server) -> ServerLaunch:
@@ -54,7 +58,8 @@ def launch_of(server: Server) -> ServerLaunch:
             server.cwd,
             server.url,
             dict(server.headers),
-            *(getattr(server, field) for field in SANDBOX_FIELDS),
+            *(getattr(server, name) for name in SANDBOX_FIELDS),
+            **sign_in_of(server),
         )
     values = server.catalog_values()
     args = [filled for arg in entry.args if (filled := fill(arg, values)) is not None]
@@ -74,5 +79,14 @@ def launch_of(server: Server) -> ServerLaunch:
         entry.cwd,
         substitute(entry.url, values),
         fill_map(entry.headers),
-        *(getattr(entry, field) for field in SANDBOX_FIELDS),
+        *(getattr(entry, name) for name in SANDBOX_FIELDS),
+        **sign_in_of(entry),
     )
+
+
+def sign_in_of(settings: SignInSettings) -> dict[str, Any]:
+    return {
+        "auth": str(settings.auth),
+        "oauth_client": settings.oauth_client_values(),
+        "oauth_scopes": settings.oauth_scopes,
+    }

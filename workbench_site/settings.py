@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "calls",
     "api",
     "ninja",  # the management API's docs page, served from static files
+    "connections",
 ]
 
 MIDDLEWARE = [

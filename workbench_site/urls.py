@@ -21,6 +21,8 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("favicon.ico", favicon.favicon, name="favicon"),
+    # Connected accounts: a person's sign-in to a remote server (link, callback, client).
+    path("connections/", include("connections.urls")),
     # OAuth 2.1 sign-in for tenant members: metadata, consent, token, registration.
     path("", include("accounts.oauth_urls")),
     # Single sign-on through the operator's identity providers.

@@ -4,8 +4,10 @@ configurations (`snapshots`), and the database's installation.
 Snapshots live in this process and are reloaded when the tenant's version counter in the
 shared cache moves (`toolboxes.versions`, bumped on every save in any process), so the hot
 path reads one cache value and never the database. Secrets stay in this process's memory.
-What the gateway writes is `database.records`; OAuth access tokens are asked about by
-`front.auth`, through `accounts.oauth_callers`.
+Connected accounts' tokens are read per server and person (`saved_sign_in`), when a
+gateway has none or its tenant's version moved. What the gateway writes is
+`database.records`; OAuth access tokens are asked about by `front.auth`, through
+`accounts.oauth_callers`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from types import MappingProxyType
 
 from django.core.cache import cache
 
+from accounts.models import ADMIN, Membership
+from connections import store as sign_ins
 from kernel.pins import Pins
 from mcp_gateway.database.threads import in_thread
 from mcp_gateway.downstream.sandbox.paths import tenant_roots
 from mcp_gateway.snapshots.callers import KeyRecord
+from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.sandbox import Limits, Mount, SandboxSpec
 from mcp_gateway.snapshots.servers import ServerConfig, TenantConfig, ToolboxConfig, fingerprint
 from mcp_gateway.store.shared import SharedStore
@@ -72,6 +77,10 @@ def _server_config(
         idle_timeout=server.idle_timeout,
         pins=_pins(server, pinned),
         secrets=_secret_values(server),
+        auth=launch.auth,
+        oauth_client_id=launch.oauth_client.get("client_id", ""),
+        oauth_client_secret=launch.oauth_client.get("client_secret", ""),
+        oauth_scopes=launch.oauth_scopes,
         server_id=server.pk,
         sandbox=_sandbox_spec(tenant_id, launch, tenant_roots(server.toolbox.tenant.slug)),
     )
@@ -132,7 +141,26 @@ def load_key(prefix: str) -> KeyRecord | None:
         expires_at=api_key.expires_at.timestamp() if api_key.expires_at else None,
         toolboxes=limited_to,
         version=version,
+        owner_id=api_key.owner_id,
+        owner_refusal=_owner_refusal(api_key),
     )
+
+
+def _owner_refusal(api_key: ApiKey) -> str:
+    """Why a personal key's member may no longer use it ("" while they may), as for an
+    OAuth grant: its memberships' changes move the tenant's version, so this is read again."""
+    if api_key.owner_id is None:
+        return ""
+    if not api_key.owner.is_active:
+        return "inactive_user"
+    role = (
+        Membership.objects.filter(user_id=api_key.owner_id, tenant_id=api_key.tenant_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if role is None:
+        return "not_a_member"
+    return "" if role == ADMIN else "viewer_role"
 
 
 class Snapshots:
@@ -179,3 +207,9 @@ async def installation() -> tuple[str, str]:
     """This database's installation id (made on first use) and its description, for the
     gateway's start (toolboxes.installation)."""
     return await in_thread(_installation)()
+
+
+async def saved_sign_in(server_id: int, user_id: int | None) -> SavedSignIn | None:
+    """A server's connected account for a person (None: the tenant's), tokens decrypted."""
+    found = await in_thread(sign_ins.saved)(server_id, user_id)
+    return SavedSignIn(*found) if found is not None else None

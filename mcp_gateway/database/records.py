@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from calls.writer import save_batch
+from connections import store as sign_ins
 from kernel.pins import OFF
 from mcp_gateway.database.threads import in_thread
 from toolboxes import installation, server_status
@@ -67,3 +68,14 @@ def save_calls(entries: Sequence[Any]) -> None:
 
 # A gateway's start: the store it uses, recorded for commands to check theirs against.
 record_store = in_thread(installation.record_store)
+
+
+class SignInRecords:
+    """What the gateway writes of connected accounts: a refresh's claim (one process at a
+    time) and its tokens, a refused sign-in, a person's one-time connect link."""
+
+    claim_refresh = staticmethod(in_thread(sign_ins.claim_refresh))
+    save_refreshed = staticmethod(in_thread(sign_ins.save_refreshed))
+    release_claim = staticmethod(in_thread(sign_ins.release_claim))
+    needs_reconnect = staticmethod(in_thread(sign_ins.needs_reconnect))
+    new_link = staticmethod(in_thread(sign_ins.new_link))

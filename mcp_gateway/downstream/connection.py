@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
@@ -48,8 +49,10 @@ class Connection:
         health: ServerHealth | None = None,
         *,
         max_result_bytes: int,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.max_result_bytes = max_result_bytes
+        self.auth = auth  # a signed-in server's (`downstream.connected`): on every request
         self.health = health or ServerHealth(RespawnPolicy())
         self.server = server
         self.ref = ref
@@ -115,6 +118,7 @@ class Connection:
                         stderr=stderr,
                         connect_timeout=self.connect_timeout,
                         max_result_bytes=self.max_result_bytes,
+                        auth=self.auth,
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
                     if stderr:

@@ -45,13 +45,14 @@ def connect_settings() -> tuple[ReferencePolicy, DiscoveryBounds]:
 
 def redactor_for(server: ServerConfig, environ: Mapping[str, str]) -> Redactor:
     """Everything secret about one server: its env and header values, raw and expanded,
-    and its secret catalog parameters (in args or URL too). The one redactor of its log
-    lines, stderr, incidents and call log payloads."""
+    its secret catalog parameters (in args or URL too) and its OAuth client's secret. The
+    one redactor of its log lines, stderr, incidents and call log payloads."""
     env_values = [value for _, value in server.env]
     header_values = [value for _, value in server.headers]
     strings = [server.command, *server.args, server.url or "", *env_values, *header_values]
     expanded = referenced_values(strings, environ)
-    secret = [*env_values, *expanded, *server.secrets]
+    client_secret = [server.oauth_client_secret] if server.oauth_client_secret else []
+    secret = [*env_values, *expanded, *server.secrets, *client_secret]
     return Redactor(secret_values(secret, header_values))
 
 

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
+import httpx2
 from anyio.abc import TaskGroup
 
 from mcp_gateway.downstream.connection import Connection
@@ -33,11 +34,13 @@ class PoolKey:
     toolbox: str
     server: str
     fingerprint: str
+    # A server each person signs in to: whose connection (never reused for another).
+    person: int | None = None
 
     @property
-    def place(self) -> tuple[int, str, str]:
-        """Which server this is, whatever configuration it was connected with."""
-        return (self.tenant_id, self.toolbox, self.server)
+    def place(self) -> tuple[int, str, str, int | None]:
+        """Which server this is (and for whom), whatever configuration it was connected with."""
+        return (self.tenant_id, self.toolbox, self.server, self.person)
 
 
 class ConnectFailed(Exception):
@@ -89,7 +92,12 @@ class Pool:
         return [conn for conn in self._connections.values() if not conn.closed]
 
     async def get(
-        self, key: PoolKey, server: ServerConfig, ref: ServerRef, tenant_limit: int | None = None
+        self,
+        key: PoolKey,
+        server: ServerConfig,
+        ref: ServerRef,
+        tenant_limit: int | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> Connection:
         """The live connection for key, connecting once however many callers wait for it."""
         conn = self._connections.get(key)
@@ -107,7 +115,7 @@ class Pool:
                 self._check_limits(
                     key, self.tenant_max_connections if tenant_limit is None else tenant_limit
                 )
-                conn = self._start(key, server, ref, health)
+                conn = self._start(key, server, ref, health, auth)
         await conn.wait_ready()
         if not conn.alive:
             if self._connections.get(key) is conn:
@@ -126,6 +134,15 @@ class Pool:
         conn.last_used = time.monotonic()
         conn.server = server
         return conn
+
+    def anyones(self, key: PoolKey) -> Connection | None:
+        """A live connection of the same server and configuration, whoever's: what a server
+        each person signs in to offers, for listing to a person not signed in yet."""
+        for other, conn in self._connections.items():
+            same = other.place[:3] == key.place[:3] and other.fingerprint == key.fingerprint
+            if same and conn.is_ready and conn.alive:
+                return conn
+        return None
 
     def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:
         """Caps on live connections, for the process and per tenant. A connection that a new
@@ -146,12 +163,22 @@ class Pool:
             )
 
     def _start(
-        self, key: PoolKey, server: ServerConfig, ref: ServerRef, health: ServerHealth
+        self,
+        key: PoolKey,
+        server: ServerConfig,
+        ref: ServerRef,
+        health: ServerHealth,
+        auth: httpx2.Auth | None = None,
     ) -> Connection:
         if self._task_group is None:
             raise RuntimeError("The downstream pool is not running")
         conn = Connection(
-            server, ref, self.connect_timeout, health, max_result_bytes=self.max_result_bytes
+            server,
+            ref,
+            self.connect_timeout,
+            health,
+            max_result_bytes=self.max_result_bytes,
+            auth=auth,
         )
         self._connections[key] = conn
         self._task_group.start_soon(conn.run)

@@ -86,6 +86,7 @@ def open_transport(
     connect_timeout: float,
     max_result_bytes: int,
     egress: EgressPolicy | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AbstractAsyncContextManager[Any]:
     """The SDK transport context manager for this server (enter it in the owning task)."""
     max_message_bytes = max_result_bytes + MESSAGE_ENVELOPE_BYTES
@@ -101,12 +102,15 @@ def open_transport(
     url, headers = remote_target(server, environ)
     policy = egress or EgressPolicy.from_settings()
     if server.transport == "sse":
-        return _sse(url, headers, connect_timeout, policy)
-    return _streamable_http(url, headers, connect_timeout, max_message_bytes, policy)
+        return _sse(url, headers, connect_timeout, policy, auth)
+    return _streamable_http(url, headers, connect_timeout, max_message_bytes, policy, auth)
 
 
 def _pinned_client(
-    headers: dict[str, str] | None, timeout: httpx2.Timeout, transport: PinnedTransport
+    headers: dict[str, str] | None,
+    timeout: httpx2.Timeout,
+    transport: PinnedTransport,
+    auth: httpx2.Auth | None = None,
 ) -> httpx2.AsyncClient:
     """An HTTP client whose every request goes through the egress policy, to the checked
     address; no proxy from the environment, no redirects followed by the client (the
@@ -117,6 +121,7 @@ def _pinned_client(
         transport=transport,
         trust_env=False,
         follow_redirects=False,
+        auth=auth,
     )
 
 
@@ -141,12 +146,13 @@ async def _streamable_http(
     connect_timeout: float,
     max_message_bytes: int | None,
     policy: EgressPolicy,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Any]:
     transport = await _pinned_transport(url, policy)
     timeout = httpx2.Timeout(connect_timeout, read=300.0)
     limit: dict[str, Any] = {"max_sse_event_size": max_message_bytes} if max_message_bytes else {}
     async with (
-        _pinned_client(headers, timeout, transport) as http,
+        _pinned_client(headers, timeout, transport, auth) as http,
         streamable_http_client(url, http_client=http, **limit) as streams,
     ):
         yield streams
@@ -154,7 +160,11 @@ async def _streamable_http(
 
 @asynccontextmanager
 async def _sse(
-    url: str, headers: dict[str, str], connect_timeout: float, policy: EgressPolicy
+    url: str,
+    headers: dict[str, str],
+    connect_timeout: float,
+    policy: EgressPolicy,
+    signed_in: httpx2.Auth | None = None,
 ) -> AsyncIterator[Any]:
     transport = await _pinned_transport(url, policy)
 
@@ -164,8 +174,9 @@ async def _sse(
         auth: httpx2.Auth | None = None,
     ) -> httpx2.AsyncClient:
         client = _pinned_client(headers, timeout or httpx2.Timeout(connect_timeout), transport)
-        if auth is not None:
-            client.auth = auth
+        chosen = signed_in or auth
+        if chosen is not None:
+            client.auth = chosen
         return client
 
     async with sse_client(

@@ -53,6 +53,12 @@ TOKEN_REFUSALS = {
 API_TOKEN_REFUSED = (
     "This is a management API token (for /api/v1): /mcp takes an API key or an OAuth access token."
 )
+# A personal API key whose member may no longer use it (`KeyRecord.owner_refusal`).
+OWNER_REFUSALS = {
+    "inactive_user": "The API key's owner is not active.",
+    "not_a_member": "The API key's owner is no longer a member of its tenant.",
+    "viewer_role": "The API key's owner is a viewer of its tenant: only its admins may use /mcp.",
+}
 
 
 # A request may carry one credential: with two (both headers, or one twice) a header
@@ -122,12 +128,17 @@ def challenge(scope: Scope, error: AuthError, hosts: HostCheck) -> bytes:
     refused = f'Bearer error="invalid_token", error_description="{description}"'
     if not error.invite_sign_in:
         return refused.encode()
-    public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
-    base = public or _request_base(scope, hosts)
+    base = public_base(scope, hosts)
     metadata = f'resource_metadata="{base}{oauth_callers.RESOURCE_METADATA_PATH}"'
     if error.reason == "missing_api_key":
         return f"Bearer {metadata}".encode()
     return f"{refused}, {metadata}".encode()
+
+
+def public_base(scope: Scope, hosts: HostCheck) -> str:
+    """Where Workbench is: WORKBENCH_PUBLIC_URL (without `/mcp`), else the request's base."""
+    public = settings.WORKBENCH_PUBLIC_URL.rstrip("/").removesuffix(oauth_callers.RESOURCE_PATH)
+    return public or _request_base(scope, hosts)
 
 
 def _request_base(scope: Scope, hosts: HostCheck) -> str:
@@ -167,11 +178,13 @@ class Authenticator:
         now = time.time()
         if record.expires_at is not None and record.expires_at <= now:
             raise AuthError("expired_api_key", "The API key has expired.")
+        if record.owner_refusal:
+            raise AuthError(f"owner_{record.owner_refusal}", OWNER_REFUSALS[record.owner_refusal])
         tenant = await self.store.tenant(record.tenant_id, record.version)
         if tenant is None or not tenant.active:
             raise AuthError("inactive_tenant", "The API key's tenant is not active.")
         self._note_use(record.key_id, now)
-        return Caller(record, tenant)
+        return Caller(record, tenant, person_id=record.owner_id)
 
     async def _token_caller(self, token: str) -> Caller:
         checksum = oauth_callers.token_checksum(token)  # the token itself is never kept
@@ -198,7 +211,7 @@ class Authenticator:
             toolboxes=answer.toolboxes,
             version=answer.version,
         )
-        return Caller(record, tenant, grant_id=answer.grant_id)
+        return Caller(record, tenant, grant_id=answer.grant_id, person_id=answer.user_id or None)
 
     def _remember(self, checksum: str, answer: oauth_callers.TokenCaller | None) -> None:
         if answer is None:

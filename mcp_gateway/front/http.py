@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -20,9 +21,15 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from mcp_gateway.database.reads import Snapshots, installation
-from mcp_gateway.database.records import record_connection, record_store, save_calls
+from mcp_gateway.database.reads import Snapshots, installation, saved_sign_in
+from mcp_gateway.database.records import (
+    SignInRecords,
+    record_connection,
+    record_store,
+    save_calls,
+)
 from mcp_gateway.database.threads import close_thread_connections, release_database
+from mcp_gateway.downstream.connected.accounts import ConnectedAccounts, SignInDoor
 from mcp_gateway.downstream.pool import Pool
 from mcp_gateway.downstream.sandbox.policy import active_policy
 from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
@@ -42,6 +49,7 @@ from mcp_gateway.front.auth import (
     AuthError,
     challenge,
     credential_headers,
+    public_base,
     refused_key_prefix,
 )
 from mcp_gateway.front.cancellation import InFlightCalls
@@ -110,7 +118,17 @@ class Gateway:
             open_key=Limit.parse(options.open_key_rate_limit, options.open_key_rate_burst),
         )
         self.in_flight = InFlight(options.key_max_in_flight)
-        self.metatools = MetaTools(self.pool, self.open_toolboxes, self.limiter)
+        self.accounts = ConnectedAccounts(
+            SignInDoor(
+                read=saved_sign_in,
+                claim_refresh=SignInRecords.claim_refresh,
+                save_refreshed=SignInRecords.save_refreshed,
+                release_claim=SignInRecords.release_claim,
+                needs_reconnect=SignInRecords.needs_reconnect,
+                new_link=SignInRecords.new_link,
+            )
+        )
+        self.metatools = MetaTools(self.pool, self.open_toolboxes, self.limiter, self.accounts)
         self.calls = InFlightCalls()
         self.server = build_server(self.metatools, self.recorder, self.calls)
         self.host_check = HostCheck(options.allowed_hosts)
@@ -219,6 +237,7 @@ class Gateway:
         if bad_host is not None:
             await refuse(send, *bad_host)
             return
+        caller = replace(caller, base_url=public_base(scope, self.host_check))
         state = RequestState(caller, session_id)
         state.put(scope)
         # An `initialize` (2025-11-25): no session yet, no protocol version header yet.

@@ -1,23 +1,81 @@
 """A meta-tool's connection to one server of a toolbox: the pool's, by tenant, toolbox,
-server and configuration fingerprint."""
+server and configuration fingerprint, and for a server each person signs in to, by person.
+
+A signed-in server (`downstream.connected`) is connected only when the account it needs is:
+else the caller is told to sign in (`SignInRequired`, with a one-time link) before any
+connection is tried, and a server that refuses the account's token says the same."""
 
 from __future__ import annotations
 
+from mcp_gateway.downstream.connected.accounts import (
+    SHARED_NEEDED,
+    BearerAuth,
+    ConnectedAccounts,
+    SignInNeeded,
+    SignInUnavailable,
+)
+from mcp_gateway.downstream.connected.machine import ClientCredentialsAuth
 from mcp_gateway.downstream.connection import Connection
-from mcp_gateway.downstream.pool import Pool, PoolKey
+from mcp_gateway.downstream.pool import ConnectFailed, Pool, PoolKey
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef, ToolboxConfig
 
 
+class SignInRequired(Exception):
+    """The caller must sign in to the server first, at `url`."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.url = url
+
+
 def pool_key(caller: Caller, toolbox: ToolboxConfig, server: ServerConfig) -> PoolKey:
-    return PoolKey(caller.tenant.tenant_id, toolbox.name, server.name, server.fingerprint)
+    person = caller.person_id if server.per_person else None
+    return PoolKey(caller.tenant.tenant_id, toolbox.name, server.name, server.fingerprint, person)
 
 
 async def connection(
-    pool: Pool, caller: Caller, toolbox: ToolboxConfig, server: ServerConfig
+    pool: Pool,
+    caller: Caller,
+    toolbox: ToolboxConfig,
+    server: ServerConfig,
+    accounts: ConnectedAccounts | None = None,
 ) -> Connection:
-    """The live connection (connecting once however many callers wait); ConnectFailed."""
+    """The live connection (connecting once however many callers wait); ConnectFailed,
+    SignInRequired."""
     ref = ServerRef(caller.tenant.slug, toolbox.name, server.name)
-    return await pool.get(
-        pool_key(caller, toolbox, server), server, ref, caller.tenant.max_connections
-    )
+    key = pool_key(caller, toolbox, server)
+    if server.auth == "client_credentials":  # Workbench itself: no person, no account row
+        machine = ClientCredentialsAuth(server)
+        return await pool.get(key, server, ref, caller.tenant.max_connections, auth=machine)
+    if not server.signs_in or accounts is None:
+        return await pool.get(key, server, ref, caller.tenant.max_connections)
+    try:
+        person = accounts.person_of(server, caller.person_id)
+        await accounts.ensure(server, person, caller.tenant.version)
+    except SignInUnavailable as exc:
+        raise ConnectFailed(exc.phrase) from None
+    except SignInNeeded:
+        raise await sign_in_required(accounts, caller, server) from None
+    auth = BearerAuth(accounts, server, person)
+    try:
+        conn = await pool.get(key, server, ref, caller.tenant.max_connections, auth=auth)
+    except ConnectFailed:
+        if auth.rejected:  # this connect's own auth was refused by the server
+            raise await sign_in_required(accounts, caller, server) from None
+        raise
+    return conn
+
+
+async def sign_in_required(
+    accounts: ConnectedAccounts, caller: Caller, server: ServerConfig
+) -> SignInRequired | ConnectFailed:
+    """What to raise when the caller must sign in: the link for a person, else say so."""
+    if caller.person_id is None or not server.per_person:
+        return ConnectFailed(SHARED_NEEDED)
+    return SignInRequired(await accounts.connect_url(server, caller.person_id, caller.base_url))
+
+
+def refused(conn: Connection) -> bool:
+    """Whether the server refused the account's token on this connection (reconnect)."""
+    return isinstance(conn.auth, BearerAuth) and conn.auth.rejected

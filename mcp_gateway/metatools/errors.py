@@ -22,6 +22,8 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "FORBIDDEN"
     # Not in the spec's list (0.13): a call refused by a per-tenant or per-key rate limit.
     RATE_LIMITED = "RATE_LIMITED"
+    # The server needs the caller's own sign-in (connected accounts): details.connect_url.
+    AUTH_REQUIRED = "AUTH_REQUIRED"
 
 
 class GatewayError(Exception):
@@ -54,18 +56,41 @@ def toolbox_not_found(toolbox: str, available: list[str]) -> GatewayError:
     )
 
 
+def sign_in_first(server: str, url: str) -> str:
+    """The reason a server needs the caller's sign-in, with the one-time link that makes it."""
+    return f"sign in to '{server}' first: {url}"
+
+
+def auth_required(tool: str, server: str, toolbox: str, url: str) -> GatewayError:
+    return GatewayError(
+        ErrorCode.AUTH_REQUIRED,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        + sign_in_first(server, url),
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+        connect_url=url,
+    )
+
+
 def connect_failure_line(server: str, toolbox: str, reason: str) -> str:
     return f"Failed to connect to server '{server}' in toolbox '{toolbox}': {reason}"
 
 
 def open_failed(
-    toolbox: str, lines: list[str], incidents: dict[str, str] | None = None
+    toolbox: str,
+    lines: list[str],
+    incidents: dict[str, str] | None = None,
+    connect_urls: dict[str, str] | None = None,
 ) -> GatewayError:
     """Every server failed. `incidents` (server: id) finds each full reason in the log;
-    `incident` is the first, for clients that read one."""
+    `incident` is the first, for clients that read one. A server that needs the caller's
+    sign-in has its connect link there instead (and the first is `connect_url`)."""
     extra: dict[str, Any] = {}
     if incidents:
         extra = {"incident": next(iter(incidents.values())), "incidents": incidents}
+    if connect_urls:
+        extra["connect_url"] = next(iter(connect_urls.values()))
     return GatewayError(
         ErrorCode.CONNECTION_FAILED,
         f"Error opening toolbox '{toolbox}': " + "\n".join(lines),

@@ -10,10 +10,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from mcp_gateway.downstream.connected.accounts import ConnectedAccounts
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.pool import ConnectFailed, Pool
 from mcp_gateway.metatools import errors
-from mcp_gateway.metatools.connect import connection, pool_key
+from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.ratelimit import RateLimiter
@@ -33,7 +34,14 @@ class _Opened:
 
 
 class ToolboxOpener:
-    def __init__(self, pool: Pool, open_toolboxes: OpenToolboxes, limiter: RateLimiter) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        open_toolboxes: OpenToolboxes,
+        limiter: RateLimiter,
+        accounts: ConnectedAccounts | None = None,
+    ) -> None:
+        self.accounts = accounts
         self.pool = pool
         self.open_toolboxes = open_toolboxes
         self.limiter = limiter
@@ -100,10 +108,22 @@ class ToolboxOpener:
         self, caller: Caller, toolbox: ToolboxConfig, outcomes: dict[str, Connection | str]
     ) -> dict[str, Any]:
         incidents: dict[str, str] = {}
+        connect_urls: dict[str, str] = {}
 
         async def connect(server: ServerConfig) -> None:
             try:
-                outcomes[server.name] = await connection(self.pool, caller, toolbox, server)
+                outcomes[server.name] = await connection(
+                    self.pool, caller, toolbox, server, self.accounts
+                )
+            except SignInRequired as exc:
+                # Its tools as another person's connection lists them (use_tool then asks
+                # this caller to sign in); none yet: its link where an incident would be.
+                listed = self.pool.anyones(pool_key(caller, toolbox, server))
+                if listed is not None:
+                    outcomes[server.name] = listed
+                    return
+                outcomes[server.name] = errors.sign_in_first(server.name, exc.url)
+                incidents[server.name] = connect_urls[server.name] = exc.url
             except ConnectFailed as exc:
                 outcomes[server.name] = exc.reason
                 if exc.incident:
@@ -132,7 +152,7 @@ class ToolboxOpener:
                 if tool.name not in waiting
             )
         if toolbox.servers and len(failures) == len(toolbox.servers):
-            raise errors.open_failed(toolbox.name, failures, incidents)
+            raise errors.open_failed(toolbox.name, failures, incidents, connect_urls)
         result: dict[str, Any] = {
             "toolbox": toolbox.name,
             "description": toolbox.description,

@@ -9,10 +9,16 @@ from typing import Any
 import mcp_types as types
 
 from kernel.redaction import Redactor
+from mcp_gateway.downstream.connected.accounts import ConnectedAccounts
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed, Pool
 from mcp_gateway.metatools import errors
-from mcp_gateway.metatools.connect import connection
+from mcp_gateway.metatools.connect import (
+    SignInRequired,
+    connection,
+    refused,
+    sign_in_required,
+)
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.ratelimit import RateLimiter
@@ -48,10 +54,17 @@ class ToolCall:
 
 
 class ToolUser:
-    def __init__(self, pool: Pool, open_toolboxes: OpenToolboxes, limiter: RateLimiter) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        open_toolboxes: OpenToolboxes,
+        limiter: RateLimiter,
+        accounts: ConnectedAccounts | None = None,
+    ) -> None:
         self.pool = pool
         self.open_toolboxes = open_toolboxes
         self.limiter = limiter
+        self.accounts = accounts
 
     async def __call__(self, call: ToolCall, progress_callback: Any = None) -> Outcome:
         try:
@@ -78,7 +91,9 @@ class ToolUser:
         if wait:
             raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
         try:
-            conn = await connection(self.pool, caller, toolbox, server)
+            conn = await connection(self.pool, caller, toolbox, server, self.accounts)
+        except SignInRequired as exc:
+            raise errors.auth_required(ref.name, server.name, toolbox.name, exc.url) from None
         except ConnectFailed as exc:
             raise errors.downstream_failed(
                 ErrorCode.CONNECTION_FAILED,
@@ -98,6 +113,13 @@ class ToolUser:
                 ref.name, args.arguments, progress_callback=progress_callback
             )
         except DownstreamFailure as exc:
+            if refused(conn) and self.accounts is not None:  # no retry: the person signs in
+                conn.stop()
+                failure = await sign_in_required(self.accounts, caller, server)
+                if isinstance(failure, SignInRequired):
+                    raise errors.auth_required(
+                        ref.name, server.name, toolbox.name, failure.url
+                    ) from None
             code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
             raise errors.downstream_failed(
                 code, ref.name, server.name, toolbox.name, exc.reason, exc.incident

@@ -56,6 +56,7 @@ class CallEntry:
     server: str = ""
     tool: str = ""
     redactors: tuple[Redactor, ...] = ()
+    signed_in_as: str = ""  # whose connected account the call used (`recorder.signed_in_as`)
 
 
 def _nothing() -> None:

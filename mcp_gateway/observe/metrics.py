@@ -118,7 +118,14 @@ class Metrics:
         self.call_log_written = Counter(
             "workbench_call_log_written", "Call log records written", registry=None
         )
+        self.sign_in_refreshes = Counter(
+            "workbench_sign_in_refreshes",
+            "Connected accounts' token refreshes by server (its id) and outcome (ok, failed)",
+            ["server_id", "outcome"],
+            registry=None,
+        )
         self.all = [
+            self.sign_in_refreshes,
             self.calls,
             self.call_seconds,
             self.opens,
@@ -226,6 +233,10 @@ current_server: ContextVar[ServerRef] = ContextVar("workbench_server", default=N
 
 def downstream_limit_kill() -> None:
     metrics().limit_kills.labels(*current_server.get()).inc()
+
+
+def sign_in_refreshed(server_id: int, *, ok: bool) -> None:
+    metrics().sign_in_refreshes.labels(str(server_id), "ok" if ok else "failed").inc()
 
 
 def auth_refused(reason: str) -> None:

@@ -16,6 +16,7 @@ from mcp_gateway.observe.metrics import metrics
 from mcp_gateway.observe.outcome import Outcome
 from mcp_gateway.observe.request_context import RequestInfo, current_request
 from mcp_gateway.snapshots.callers import Caller
+from mcp_gateway.snapshots.servers import ServerConfig
 
 OK = "ok"
 TOOL_ERROR = tracing.TOOL_ERROR
@@ -83,7 +84,7 @@ class Recorder:
         if self.call_log is not None:
             self._log("use_tool", caller, arguments, outcome, elapsed, label)
         if tracing.tracing():
-            tracing.annotate_outcome(labels, label)
+            tracing.annotate_outcome(labels, label, signed_in_as(caller, server))
 
     def _log(
         self,
@@ -117,5 +118,18 @@ class Recorder:
                 toolbox=named.toolbox,
                 server=named.server if meta_tool == "use_tool" else "",
                 tool=named.tool if meta_tool == "use_tool" else "",
+                signed_in_as=signed_in_as(caller, outcome.server)
+                if meta_tool == "use_tool"
+                else "",
             )
         )
+
+
+def signed_in_as(caller: Caller, server: ServerConfig | None) -> str:
+    """Whose connected account a call to `server` used (never a token): `person:<user id>`,
+    `tenant` (a shared account), `workbench` (client credentials), or "" (no sign-in)."""
+    if server is None or not server.signs_in:
+        return ""
+    if server.per_person:
+        return f"person:{caller.person_id}" if caller.person_id is not None else ""
+    return "workbench" if server.auth == "client_credentials" else "tenant"

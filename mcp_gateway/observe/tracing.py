@@ -108,11 +108,16 @@ def annotate_request(info: RequestInfo, tenant: str) -> None:
     span.set_attributes(attributes)
 
 
-def annotate_outcome(labels: tuple[str, str, str, str], outcome: str) -> None:
-    """The request span learns what the configuration knows of the call, and its outcome."""
+def annotate_outcome(
+    labels: tuple[str, str, str, str], outcome: str, signed_in_as: str = ""
+) -> None:
+    """The request span learns what the configuration knows of the call, its outcome, and
+    whose connected account it used (`recorder.signed_in_as`)."""
     span = trace.get_current_span()
     _, toolbox, server, tool = labels
     attributes: dict[str, Any] = {"workbench.outcome": outcome}
+    if signed_in_as:
+        attributes["workbench.signed_in_as"] = signed_in_as
     if toolbox:
         attributes["workbench.toolbox"] = toolbox
     if server:

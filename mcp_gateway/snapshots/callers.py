@@ -20,6 +20,8 @@ class KeyRecord:
     expires_at: float | None
     toolboxes: frozenset[str] | None  # None: every toolbox of the tenant
     version: int
+    owner_id: int | None = None  # a personal key's member (its calls act as them)
+    owner_refusal: str = ""  # why that member may no longer use it (front.auth's reasons)
 
     def allows(self, toolbox: str) -> bool:
         return self.toolboxes is None or toolbox in self.toolboxes
@@ -30,6 +32,8 @@ class Caller:
     key: KeyRecord  # for an OAuth grant: key_id is the negated grant id, prefix "grant:<id>"
     tenant: TenantConfig
     grant_id: int | None = None  # set when the caller is a member's OAuth sign-in
+    person_id: int | None = None  # the member it acts as (a sign-in, a personal key)
+    base_url: str = ""  # where Workbench is, as this request reached it (connect links)
 
     @property
     def owner(self) -> str:

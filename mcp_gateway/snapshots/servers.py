@@ -41,6 +41,11 @@ class ServerConfig:
     # A catalog-made server's secret parameter values, wherever the entry put them (args,
     # URL): its connection redacts them with its env and header values.
     secrets: tuple[str, ...] = field(default=(), repr=False)
+    # How the gateway signs in (toolboxes' AuthMode values); OAuth modes: `downstream.connected`.
+    auth: str = "none"
+    oauth_client_id: str = ""  # an admin-entered client, for servers without CIMD or DCR
+    oauth_client_secret: str = field(default="", repr=False)
+    oauth_scopes: str = ""
     server_id: int = field(default=0, compare=False)  # the row, for what the gateway records
     fingerprint: str = field(default="", compare=False)
 
@@ -50,6 +55,15 @@ class ServerConfig:
     @property
     def is_stdio(self) -> bool:
         return self.transport == "stdio"
+
+    @property
+    def per_person(self) -> bool:
+        """Each caller signs in as themself: connections are never shared between people."""
+        return self.auth == "oauth_person"
+
+    @property
+    def signs_in(self) -> bool:
+        return self.auth in ("oauth_person", "oauth_shared", "client_credentials")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,4 +101,6 @@ def fingerprint(server: ServerConfig) -> str:
         server.headers,
         server.sandbox.material(),
     ]
+    if server.signs_in:  # left out otherwise: fingerprints made before sign-in stay the same
+        material += [server.auth, server.oauth_client_id, server.oauth_scopes]
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]

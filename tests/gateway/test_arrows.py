@@ -20,7 +20,7 @@ import mcp_gateway
 ROOT = Path(__file__).resolve().parents[2]
 GATEWAY = ROOT / "mcp_gateway"
 DOORS = {"database/reads.py", "database/records.py", "front/auth.py"}
-OTHER_WORLDS = ("toolboxes", "accounts", "calls", "api")
+OTHER_WORLDS = ("toolboxes", "accounts", "calls", "api", "connections")
 APPS = ("mcp_gateway", *OTHER_WORLDS, "workbench_site", "bench")
 PRODUCT = ("kernel", "mcp_gateway", *OTHER_WORLDS, "workbench_site")
 # Turns the gateway's speed levers off by patching its internals (bench/levers.py): a

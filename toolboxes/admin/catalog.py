@@ -13,7 +13,7 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from accounts.roles import is_operator
-from toolboxes.models import CatalogEntry, CatalogParameter
+from toolboxes.models import AuthMode, CatalogEntry, CatalogParameter
 
 
 class CatalogParameterFormSet(BaseInlineFormSet):
@@ -58,6 +58,9 @@ class CatalogEntryAdmin(admin.ModelAdmin):
         "env",
         "url",
         "headers",
+        "auth",
+        "oauth_client",
+        "oauth_scopes",
         ("mounts", "network"),
         "egress_allow",
         ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
@@ -65,6 +68,19 @@ class CatalogEntryAdmin(admin.ModelAdmin):
     ]
     readonly_fields = ["created_at", "updated_at"]
     formfield_overrides = {models.JSONField: {"widget": forms.Textarea(attrs={"rows": 2})}}
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """The sign-in is not required: a form without it (an older client) signs in with
+        none, as before."""
+        if db_field.name == "auth":
+            return forms.TypedChoiceField(
+                label="sign-in",
+                choices=AuthMode.choices,
+                required=False,
+                empty_value=AuthMode.NONE,
+                initial=AuthMode.NONE,
+            )
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[CatalogEntry]:
         return (

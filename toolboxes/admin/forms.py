@@ -16,6 +16,7 @@ from toolboxes.admin.tool_filters import ToolFiltersField
 from toolboxes.admin.widgets import LinesField, NameValueRows, ParametersWidget, SecretMapField
 from toolboxes.models import (
     ApiKey,
+    AuthMode,
     CatalogEntry,
     PinningPolicy,
     Server,
@@ -26,7 +27,7 @@ from toolboxes.models.servers import ENTRY_ONLY_FIELDS
 
 __all__ = ["ApiKeyForm", "ServerForm", "TenantServerForm"]
 
-SECRET_FIELDS = ("env", "headers")
+SECRET_FIELDS = ("env", "headers", "oauth_client")
 DESTINATION_FIELDS = ("transport", "command", "args", "url")
 
 
@@ -49,6 +50,14 @@ class ServerForm(forms.ModelForm):
     env = SecretMapField(label="environment", required=False)
     headers = SecretMapField(
         label="headers", required=False, widget=NameValueRows(name_label="header")
+    )
+    # Not required either: a form without it (an older client) signs in with none (or the
+    # headers it gives, which the model calls static headers).
+    auth = forms.TypedChoiceField(
+        label="sign-in", choices=AuthMode.choices, required=False, empty_value=AuthMode.NONE
+    )
+    oauth_client = SecretMapField(
+        label="OAuth client", required=False, widget=NameValueRows(name_label="name")
     )
     # A new server's form starts from the model's default (all tools): Django takes no
     # initial values from a new instance, and this field replaces the model's own.
@@ -235,6 +244,9 @@ class ServerForm(forms.ModelForm):
     def clean_headers(self) -> dict[str, Any]:
         return self._clean_secret("headers")
 
+    def clean_oauth_client(self) -> dict[str, Any]:
+        return self._clean_secret("oauth_client")
+
     # A secret must not follow a server to a new destination: when the transport, command,
     # args or URL change, stored env and header values are dropped unless entered again.
     _kept_secrets: dict[str, set[str]]
@@ -266,7 +278,7 @@ class ServerForm(forms.ModelForm):
 class ApiKeyForm(forms.ModelForm):
     class Meta:
         model = ApiKey
-        fields = ["tenant", "label", "toolboxes", "expires_at"]
+        fields = ["tenant", "label", "owner", "toolboxes", "expires_at"]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

@@ -15,12 +15,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scope import TenantScoped
+from accounts.roles import is_operator
 from mcp_gateway import KeySees, estimated_tokens, key_sees, tenant_endpoint
 from toolboxes.admin import handoff
 from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
@@ -116,11 +118,12 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["tenant", "label", "toolboxes", "expires_at"]
+            return ["tenant", "label", "owner", "toolboxes", "expires_at"]
         return [
             "tenant",
             "key_prefix",
             "label",
+            "owner",
             "toolboxes",
             "expires_at",
             "status",
@@ -136,12 +139,24 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
         return [
             "tenant",
             "key_prefix",
+            "owner",
             "status",
             "created_at",
             "last_used_at",
             "revoked_at",
             "revoke_link",
         ]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any):
+        """A personal key's owner: a member makes one for themself; an operator for any
+        member (the model checks the membership in the key's tenant)."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "owner" and field is not None:
+            users = get_user_model()._default_manager.filter(memberships__isnull=False).distinct()
+            if not is_operator(request.user):
+                users = users.filter(pk=request.user.pk)
+            field.queryset = users
+        return field
 
     @admin.display(description="key", ordering="prefix")
     def key_prefix(self, obj: ApiKey) -> str:

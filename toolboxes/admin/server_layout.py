@@ -30,6 +30,12 @@ HELP_COMMAND = (
     "to keep it, type a new one to replace it, tick remove to delete it."
 )
 HELP_REMOTE = "The server's http(s) URL and headers (values write-only, as for environment)."
+HELP_SIGN_IN = (
+    "How the gateway signs in to a remote server: static headers, or OAuth, where each person "
+    "connects their own account (or a tenant admin one shared account) from Connected "
+    "accounts or the link a client gets. An OAuth client (client_id, client_secret) is only "
+    "for servers that offer neither client metadata documents nor registration."
+)
 HELP_TOOLS = (
     "Tick the tools this toolbox exposes (listed from the server's last check), or all "
     "tools, including future ones. Timeouts are in seconds; an empty idle timeout is the "
@@ -80,6 +86,9 @@ def server_fieldsets(
     own = [
         group("Command", ["command", "args", "env"], HELP_COMMAND, "wb-raw", "wb-stdio"),
         group("Remote", ["url", "headers"], HELP_REMOTE, "wb-raw", "wb-remote"),
+        group(
+            "Sign-in", ["auth", "oauth_client", "oauth_scopes"], HELP_SIGN_IN, "wb-raw", "wb-remote"
+        ),
         group(
             "Working directory and sandbox",
             SANDBOX_FIELDS,

@@ -44,7 +44,7 @@ def warn_missing_filters(
 
 class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     tenant_path = "toolbox__tenant"
-    secret_fields = ("env", "headers")
+    secret_fields = ("env", "headers", "oauth_client")
     model = Server
     form = ServerForm
     extra = 0
@@ -95,7 +95,7 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
 @admin.register(Server)
 class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
-    secret_fields = ("env", "headers")
+    secret_fields = ("env", "headers", "oauth_client")
     form = ServerForm
     list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]

@@ -13,10 +13,12 @@ from django.db import transaction
 
 from toolboxes.catalog.server_json import EntrySpec, RegistryError, entry_from_server_json
 from toolboxes.launch import SANDBOX_FIELDS
-from toolboxes.models import CatalogEntry, CatalogParameter
+from toolboxes.models import AuthMode, CatalogEntry, CatalogParameter
 
 ENTRY_FIELDS: tuple[str, ...] = ("title", "description", "transport", "command", "args", "env")
 ENTRY_FIELDS += ("cwd", "url", "headers", *SANDBOX_FIELDS)
+# An entry's sign-in (toolboxes.models.sign_in), written only when it has one.
+SIGN_IN_FIELDS = ("auth", "oauth_client", "oauth_scopes")
 
 
 def export_entry(entry: CatalogEntry) -> dict[str, Any]:
@@ -25,6 +27,10 @@ def export_entry(entry: CatalogEntry) -> dict[str, Any]:
         dict(sorted(entry.env.items())),
         dict(sorted(entry.headers.items())),
     )
+    if entry.auth != AuthMode.NONE:
+        data["auth"] = str(entry.auth)
+        data["oauth_client"] = dict(sorted(entry.oauth_client_values().items()))
+        data["oauth_scopes"] = entry.oauth_scopes
     data["parameters"] = [
         {
             "name": parameter.name,
@@ -52,7 +58,7 @@ def entries_from_export(data: dict[str, Any]) -> list[EntrySpec]:
     for name, entry in catalog.items():
         if not isinstance(entry, dict):
             raise RegistryError(f"catalog.{name}: must be an object")
-        unknown = set(entry) - {*ENTRY_FIELDS, "parameters"}
+        unknown = set(entry) - {*ENTRY_FIELDS, *SIGN_IN_FIELDS, "parameters"}
         if unknown:
             raise RegistryError(f"catalog.{name}.{sorted(unknown)[0]}: is not a known field")
         parameters = entry.get("parameters", [])
@@ -88,7 +94,7 @@ def save_entry(spec: EntrySpec, *, update: bool = True) -> CatalogEntry | None:
         return None
     entry = entry or CatalogEntry(name=spec.name)
     defaults = CatalogEntry()
-    for name in ENTRY_FIELDS:
+    for name in (*ENTRY_FIELDS, *SIGN_IN_FIELDS):
         setattr(entry, name, spec.fields.get(name, getattr(defaults, name)))
     _save(entry, spec.name)
     kept = []

@@ -7,7 +7,7 @@ from typing import Any
 
 from toolboxes.config_file.schema import DEFAULT_TIMEOUT, LIMIT_FIELDS
 from toolboxes.launch import launch_of
-from toolboxes.models import PinningPolicy, Server, Tenant, Toolbox, Transport
+from toolboxes.models import OAUTH_MODES, PinningPolicy, Server, Tenant, Toolbox, Transport
 
 
 def _sorted(values: dict[str, str]) -> dict[str, str]:
@@ -39,6 +39,8 @@ def export_server(server: Server) -> dict[str, Any]:
             data["limits"] = limits
     else:
         data = {"type": server.transport, "url": server.url, "headers": _sorted(server.headers)}
+    if server.auth in OAUTH_MODES:
+        data["auth"] = export_auth(server)
     data["toolFilters"] = list(server.tool_filters)
     if server.timeout != DEFAULT_TIMEOUT:
         data["timeout"] = server.timeout
@@ -49,6 +51,20 @@ def export_server(server: Server) -> dict[str, Any]:
     if not server.enabled:
         data["enabled"] = False
     return data
+
+
+def export_auth(server: Server) -> dict[str, str]:
+    """A server's OAuth sign-in: its mode, and the admin-entered client (the secret in clear,
+    as env values: the export is the admin's own backup). Tokens are never exported."""
+    auth = {"mode": str(server.auth)}
+    client = server.oauth_client_values()
+    if client.get("client_id"):
+        auth["clientId"] = client["client_id"]
+    if client.get("client_secret"):
+        auth["clientSecret"] = client["client_secret"]
+    if server.oauth_scopes:
+        auth["scopes"] = server.oauth_scopes
+    return auth
 
 
 def export_tenant(tenant: Tenant) -> dict[str, Any]:

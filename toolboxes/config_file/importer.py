@@ -25,7 +25,7 @@ from toolboxes.config_file.schema import (
     json_path,
     keys_found,
 )
-from toolboxes.models import CatalogEntry, Server, Tenant, Toolbox, Transport
+from toolboxes.models import AuthMode, CatalogEntry, Server, Tenant, Toolbox, Transport
 
 
 def _server_spec(
@@ -52,6 +52,19 @@ def _server_spec(
         raise config_error(exc, *where) from None
 
 
+def _apply_auth(server: Server, spec: RemoteServerSpec) -> None:
+    """The sign-in: the file's OAuth mode and client, else static headers when it has any."""
+    auth = spec.auth
+    if auth is None:
+        server.auth = AuthMode.HEADERS if spec.headers else AuthMode.NONE
+        server.oauth_client, server.oauth_scopes = {}, ""  # type: ignore[assignment]
+        return
+    server.auth = auth.mode
+    client = {"client_id": auth.client_id, "client_secret": auth.client_secret}
+    server.oauth_client = {name: value for name, value in client.items() if value}  # type: ignore[assignment]
+    server.oauth_scopes = auth.scopes
+
+
 def _apply_server(
     toolbox: Toolbox,
     name: str,
@@ -67,6 +80,7 @@ def _apply_server(
     server.pinning = spec.pinning
     server.enabled = spec.enabled
     server.catalog_entry, server.parameters, server.secret_parameters = None, {}, {}
+    server.auth, server.oauth_client, server.oauth_scopes = AuthMode.NONE, {}, ""
     if isinstance(spec, CatalogServerSpec):
         server.catalog_entry = CatalogEntry.objects.filter(name=spec.catalog).first()
         if server.catalog_entry is None:
@@ -91,6 +105,7 @@ def _apply_server(
     else:
         server.transport = spec.type
         server.url, server.headers = spec.url, spec.headers
+        _apply_auth(server, spec)
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
         server.mounts, server.network, server.egress_allow = [], True, []
         for field in LIMIT_FIELDS:

@@ -89,6 +89,16 @@ class RemoteServerSpec(ServerSpec):
     type: Literal["streamable-http", "sse"]
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: AuthSpec | None = None
+
+
+class AuthSpec(_Spec):
+    """A remote server's OAuth sign-in (`"auth"`; static headers need none)."""
+
+    mode: Literal["oauth_person", "oauth_shared", "client_credentials"]
+    client_id: str = Field(default="", alias="clientId")
+    client_secret: str = Field(default="", alias="clientSecret")
+    scopes: str = ""
 
 
 class ToolboxSpec(_Spec):

@@ -18,12 +18,15 @@ from toolboxes.models.servers import (
     Transport,
     default_tool_filters,
 )
+from toolboxes.models.sign_in import OAUTH_MODES, AuthMode, SignInSettings
 from toolboxes.models.tenants import ApiKey, ApiKeyQuerySet, Tenant, Toolbox
 
 __all__ = [
+    "OAUTH_MODES",
     "REMOTE_TRANSPORTS",
     "ApiKey",
     "ApiKeyQuerySet",
+    "AuthMode",
     "CatalogEntry",
     "CatalogParameter",
     "Installation",
@@ -31,6 +34,7 @@ __all__ = [
     "PinningPolicy",
     "SandboxSettings",
     "Server",
+    "SignInSettings",
     "Tenant",
     "ToolPin",
     "Toolbox",

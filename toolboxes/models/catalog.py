@@ -13,6 +13,7 @@ from django.db.models import Q
 from toolboxes.fields import EncryptedStringMapField
 from toolboxes.models.sandbox import SandboxSettings
 from toolboxes.models.servers import REMOTE_TRANSPORTS, Transport
+from toolboxes.models.sign_in import SignInSettings
 from toolboxes.placeholders import PLACEHOLDER, placeholders, sample_values, substitute
 from toolboxes.validators import (
     validate_args,
@@ -34,7 +35,7 @@ validate_parameter_name = RegexValidator(
 )
 
 
-class CatalogEntry(SandboxSettings):
+class CatalogEntry(SandboxSettings, SignInSettings):
     """A server template the operator curates; tenant admins make servers only from these.
 
     `{{name}}` in args, env values, URL and header values is replaced by the value of the
@@ -118,6 +119,8 @@ class CatalogEntry(SandboxSettings):
             for field in ("command", "cwd", "args", "env", "mounts"):
                 if getattr(self, field):
                     errors[field] = ["Only stdio servers have this field."]
+        for field, message in self.sign_in_errors().items():
+            errors.setdefault(field, []).append(message)
         if errors:
             raise ValidationError(errors)
 

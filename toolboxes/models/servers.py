@@ -13,6 +13,7 @@ from kernel import pins as pin_rule
 from mcp_gateway import path_problem, tenant_roots
 from toolboxes.fields import EncryptedStringMapField
 from toolboxes.models.sandbox import SandboxSettings
+from toolboxes.models.sign_in import AuthMode, SignInSettings
 from toolboxes.models.tenants import Toolbox
 from toolboxes.placeholders import fill, placeholders
 from toolboxes.validators import (
@@ -51,7 +52,7 @@ def default_tool_filters() -> list[str]:
     return ["*"]
 
 
-class Server(SandboxSettings):
+class Server(SandboxSettings, SignInSettings):
     toolbox = models.ForeignKey(Toolbox, on_delete=models.CASCADE, related_name="servers")
     name = models.CharField(max_length=100, validators=[validate_name])
     position = models.PositiveIntegerField(default=0, help_text="Order within the toolbox.")
@@ -186,6 +187,11 @@ class Server(SandboxSettings):
                 errors["env"] = "Only stdio servers have environment variables."
             if self.mounts:
                 errors["mounts"] = "Only stdio servers have mounts."
+        errors.update(self.sign_in_errors())
+        if self.catalog_entry_id is not None and (
+            self.auth != AuthMode.NONE or self.oauth_client or self.oauth_scopes
+        ):
+            errors["auth"] = FROM_ENTRY
         if self.timeout is not None and self.timeout < 1:
             errors["timeout"] = "The timeout must be at least 1 second."
         if self.idle_timeout is not None and self.idle_timeout < 1:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -66,6 +69,16 @@ class ApiKey(models.Model):
         related_name="+",
         help_text="Limit the key to these toolboxes. Empty: all of its tenant's toolboxes.",
     )
+    # A personal key: its calls act as this member (connected accounts); none: the tenant's.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="api_keys",
+        help_text="A personal key acts as this member, and stops working when the "
+        "membership ends. Empty: the tenant's key.",
+    )
     # Set for good once toolboxes are chosen: a limited key whose toolboxes are all
     # deleted then sees none of them, instead of silently seeing every toolbox.
     limited = models.BooleanField(default=False, editable=False)
@@ -87,9 +100,10 @@ class ApiKey(models.Model):
         label: str = "",
         toolboxes: list[Toolbox] | None = None,
         expires_in_days: int | None = None,
+        owner: Any = None,
     ) -> tuple[ApiKey, str]:
         """Create a key; the full key is returned here once and never stored."""
-        api_key = cls(tenant=tenant, label=label)
+        api_key = cls(tenant=tenant, label=label, owner=owner)
         if expires_in_days is not None:
             api_key.expires_at = timezone.now() + timedelta(days=expires_in_days)
         full_key = api_key.assign_new_key()
@@ -112,6 +126,15 @@ class ApiKey(models.Model):
                 raise
             return full_key
         raise RuntimeError("Could not find a free API key prefix")
+
+    def clean(self) -> None:
+        """A personal key's owner is a member of its tenant (`memberships`: accounts')."""
+        if self.owner_id is None or self.tenant_id is None:
+            return
+        if not self.tenant.memberships.filter(user_id=self.owner_id).exists():
+            raise ValidationError(
+                {"owner": "A personal key's owner must be a member of its tenant."}
+            )
 
     def matches(self, full_key: str) -> bool:
         return keys.hashes_match(full_key, self.key_hash)

@@ -1,4 +1,8 @@
 """create_api_key <tenant-slug> [--label L] [--toolbox NAME ...] [--expires-in-days N]
+[--user USERNAME]
+
+With --user, a personal key: its calls act as that member (connected accounts), and it
+stops working when the membership ends.
 
 The new key is printed alone on the last line of stdout, so scripts can take it with
 `tail -n 1`; it is never shown again (only its SHA-256 is stored).
@@ -26,6 +30,9 @@ class Command(BaseCommand):
             help="Limit the key to this toolbox (repeat for several). Default: all.",
         )
         parser.add_argument("--expires-in-days", type=int, default=None, metavar="N")
+        parser.add_argument(
+            "--user", default=None, metavar="USERNAME", help="A personal key of this member."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = find_tenant(options["tenant"])
@@ -41,14 +48,20 @@ class Command(BaseCommand):
                 f"Unknown toolbox {', '.join(repr(name) for name in missing)} for tenant "
                 f"'{tenant.slug}'. Available toolboxes: {available}"
             )
+        owner = find_member(tenant, options["user"]) if options["user"] else None
         with transaction.atomic():
             api_key, full_key = ApiKey.issue(
-                tenant, label=options["label"], toolboxes=toolboxes, expires_in_days=days
+                tenant,
+                label=options["label"],
+                toolboxes=toolboxes,
+                expires_in_days=days,
+                owner=owner,
             )
         scope = ", ".join(sorted(names)) if names else "all toolboxes"
         expiry = api_key.expires_at.isoformat() if api_key.expires_at else "never"
+        whose = f"personal key of '{owner.get_username()}'" if owner else "API key"
         self.stdout.write(
-            f"Created API key wb_{api_key.prefix}_… for tenant '{tenant.slug}' "
+            f"Created {whose} wb_{api_key.prefix}_… for tenant '{tenant.slug}' "
             f"(scope: {scope}; expires: {expiry}).\n"
             "Copy it now: it will not be shown again."
         )
@@ -61,3 +74,11 @@ def find_tenant(slug: str) -> Tenant:
         known = ", ".join(Tenant.objects.values_list("slug", flat=True)) or "(none)"
         raise CommandError(f"Unknown tenant '{slug}'. Tenants: {known}")
     return tenant
+
+
+def find_member(tenant: Tenant, username: str) -> Any:
+    membership = tenant.memberships.filter(user__username=username).select_related("user")
+    found = membership.first()
+    if found is None:
+        raise CommandError(f"'{username}' is not a member of tenant '{tenant.slug}'.")
+    return found.user
