@@ -30,7 +30,7 @@ from tests.harness.deployment import Deployment
 from tests.harness.live import LiveGateway, TenantSetup
 from tests.harness.net import free_port
 from tests.harness.paths import FIXTURE_SERVER
-from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.results import error_of, payload, refusal_json, text_of, use
 from tests.harness.servers import server_process
 from tests.harness.waits import eventually
 from toolboxes import versions
@@ -380,10 +380,9 @@ async def test_a_member_gone_loses_keys_and_sign_ins(live_gateway, acme, vendor)
             headers={"Authorization": f"Bearer {ada}", "Accept": "application/json"},
         )
     assert response.status_code == 401
-    assert response.json() == {
-        "error": "owner_not_a_member",
-        "message": "The API key's owner is no longer a member of its tenant.",
-    }
+    assert response.json() == refusal_json(
+        401, "owner_not_a_member", "The API key's owner is no longer a member of its tenant."
+    )
 
 
 TWO_PROCESSES = """
