@@ -15,6 +15,7 @@ from api.routes import (
     catalog,
     checks,
     config,
+    connected,
     keys,
     members,
     pins,
@@ -49,5 +50,17 @@ api = ManagementApi(
     urls_namespace="api-v1",
 )
 problems.install(api)
-for module in (tenants, toolboxes, servers, checks, pins, keys, members, catalog, calls, config):
+for module in (
+    tenants,
+    toolboxes,
+    servers,
+    checks,
+    pins,
+    keys,
+    members,
+    catalog,
+    calls,
+    config,
+    connected,
+):
     api.add_router("", module.router)
