@@ -65,7 +65,9 @@ def answers_as_json(scope: Scope, body: bytes) -> bool:
 # "Server returned an error response"; its `id` is null (the request's body is not read
 # before it is refused), which the client replaces with its own request's id.
 INVALID_REQUEST = -32600  # JSON-RPC's own, for a request the gateway cannot take (400)
-REFUSED = -32001  # every other refusal: the reason is in `data.reason`
+# Every other refusal: the reason is in `data.reason`. Implementation-defined (-32000 to
+# -32019), and none of the SDK's own (-32000 closed, -32001 its local timeout).
+REFUSED = -32010
 
 
 def refusal_body(status: int, reason: str, message: str, **data: Any) -> dict[str, Any]:

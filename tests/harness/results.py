@@ -37,7 +37,7 @@ def error_of(result: types.CallToolResult) -> tuple[str, str]:
 def refusal_json(status: int, reason: str, message: str, **data: Any) -> dict[str, Any]:
     """The body of a request /mcp refused before MCP: a JSON-RPC error (id null), which the
     SDK's client hands to its user; the reason in `data.reason`."""
-    code = -32600 if status == 400 else -32001
+    code = -32600 if status == 400 else -32010
     return {
         "jsonrpc": "2.0",
         "id": None,
