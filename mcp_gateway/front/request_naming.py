@@ -11,7 +11,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.observe import request_context, tracing
-from mcp_gateway.observe.client_names import ClientNames, client_of
+from mcp_gateway.observe.client_names import ClientNames, client_of, declares_url_elicitation
 from mcp_gateway.observe.request_context import RequestInfo
 
 
@@ -26,11 +26,14 @@ def request_middlewares(client_names: ClientNames | None) -> list[Any]:
         session_id = state.session_id if state is not None else None
         client = client_of(ctx)
         if client is None and session_id and client_names is not None:
-            client = await client_names.find(session_id)
+            *found, url_elicitation = await client_names.find(session_id)
+            client = (found[0], found[1])
+            if state is not None:
+                state.url_elicitation = url_elicitation
         elif client is not None and ctx.method == "initialize" and client_names is not None:
             new_session = state.new_session_id if state is not None else None
             if new_session:
-                await client_names.save(new_session, client)
+                await client_names.save(new_session, (*client, declares_url_elicitation(ctx)))
         tenant = state.caller.tenant.slug if state is not None else ""
         info = RequestInfo(session_id, *(client or ("", "")), str(ctx.request_id or ""), tenant)
         token = request_context.current.set(info)

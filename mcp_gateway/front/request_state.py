@@ -17,6 +17,9 @@ class RequestState:
     caller: Caller
     session_id: str | None = None  # the request's Mcp-Session-Id (2025-11-25 clients)
     new_session_id: str | None = None  # given to this `initialize`, when it is one
+    # The session's client declared URL elicitation at its `initialize` (2025-11-25): a
+    # sign-in it needs may come to it as one (`front.server`).
+    url_elicitation: bool = False
 
     def put(self, scope: MutableMapping[str, Any]) -> None:
         scope.setdefault("state", {})[_KEY] = self

@@ -9,12 +9,14 @@ outcome goes to the recorder here, the one place that sees both.
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp_types import ElicitRequestURLParams
 
 from mcp_gateway import __version__
 from mcp_gateway.front import instructions
@@ -48,6 +50,22 @@ def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> Any:
         await ctx.session.report_progress(progress, total, message)
 
     return forward
+
+
+def sign_in_elicitation(result: types.CallToolResult) -> UrlElicitationRequiredError:
+    """AUTH_REQUIRED as a URL elicitation (2025-11-25's -32042), for a client that declared
+    it: the contract's text is its message, the connect link its URL, so that the client
+    can open it for the person; the error result's details ride along in `data`."""
+    error = (result.structured_content or {})["error"]
+    link = ElicitRequestURLParams(
+        mode="url",
+        message=error["message"],
+        url=error["details"]["connect_url"],
+        elicitation_id=uuid.uuid4().hex,
+    )
+    elicitation = UrlElicitationRequiredError([link], message=error["message"])
+    elicitation.error.data = {**elicitation.error.data, **error["details"], "code": error["code"]}
+    return elicitation
 
 
 def build_server(
@@ -92,6 +110,8 @@ def build_server(
             if outcome is None:  # cancelled by the client: nobody waits for this answer
                 return error_result(errors.cancelled())
             assert outcome.result is not None
+            if state.url_elicitation and outcome.error_code == ErrorCode.AUTH_REQUIRED:
+                raise sign_in_elicitation(outcome.result)
             return outcome.result
         return error_result(
             GatewayError(

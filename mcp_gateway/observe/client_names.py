@@ -1,6 +1,6 @@
-"""Client name and version per 2025-11-25 session, for the call log: sent once, in
-`initialize`; later requests (served statelessly, maybe by another process) carry only the
-session id."""
+"""Client name and version per 2025-11-25 session, for the call log, and whether the client
+declared URL elicitation: sent once, in `initialize`; later requests (served statelessly,
+maybe by another process) carry only the session id."""
 
 from __future__ import annotations
 
@@ -16,39 +16,55 @@ logger = logging.getLogger("workbench.telemetry")
 CLIENT_INFO_ENTRIES = 4096  # sessions whose client name this process remembers
 
 
+# A session's client: its name, its version, and whether it declared URL elicitation.
+ClientInfo = tuple[str, str, bool]
+NO_CLIENT: ClientInfo = ("", "", False)
+
+
 class ClientNames:
-    """Client name and version per 2025-11-25 session: sent once, in `initialize`; later
+    """A 2025-11-25 session's client (`ClientInfo`): sent once, in `initialize`; later
     requests (served statelessly, maybe by another process) carry only the session id.
     Kept in the shared store, with a small per-process copy."""
 
     def __init__(self, store: Any, idle_seconds: float) -> None:
         self.store = store
         self.idle_seconds = idle_seconds
-        self._local: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._local: OrderedDict[str, ClientInfo] = OrderedDict()
 
-    def _remember(self, session_id: str, info: tuple[str, str]) -> None:
+    def _remember(self, session_id: str, info: ClientInfo) -> None:
         self._local[session_id] = info
         self._local.move_to_end(session_id)
         while len(self._local) > CLIENT_INFO_ENTRIES:
             self._local.popitem(last=False)
 
-    async def save(self, session_id: str, info: tuple[str, str]) -> None:
+    async def save(self, session_id: str, info: ClientInfo) -> None:
         self._remember(session_id, info)
         try:
             await self.store.set(f"wb:client:{session_id}", info, self.idle_seconds)
         except Exception:  # bookkeeping: never fails the request
             logger.exception("Could not record the client of session %s", session_id)
 
-    async def find(self, session_id: str) -> tuple[str, str]:
+    async def find(self, session_id: str) -> ClientInfo:
         info = self._local.get(session_id)
         if info is None:
             try:
                 found = await self.store.get(f"wb:client:{session_id}")
             except Exception:
                 found = None
-            info = (str(found[0]), str(found[1])) if found else ("", "")
+            info = NO_CLIENT
+            if isinstance(found, list) and len(found) >= 2:  # an entry of before: 2 values
+                info = (str(found[0]), str(found[1]), len(found) > 2 and found[2] is True)
             self._remember(session_id, info)
         return info
+
+
+def declares_url_elicitation(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """An `initialize` whose capabilities name URL elicitation (2025-11-25:
+    `"elicitation": {"url": {}}`; an empty `elicitation` is form mode only)."""
+    params = ctx.params or {}
+    capabilities = params.get("capabilities") if isinstance(params, dict) else None
+    elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
+    return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict)
 
 
 def client_of(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str] | None:

@@ -30,7 +30,15 @@ from tests.harness.deployment import Deployment
 from tests.harness.live import LiveGateway, TenantSetup
 from tests.harness.net import free_port
 from tests.harness.paths import FIXTURE_SERVER
-from tests.harness.results import error_of, payload, refusal_json, text_of, use
+from tests.harness.results import (
+    INITIALIZE_PARAMS,
+    error_of,
+    payload,
+    raw_rpc,
+    refusal_json,
+    text_of,
+    use,
+)
 from tests.harness.servers import server_process
 from tests.harness.waits import eventually
 from toolboxes import versions
@@ -235,6 +243,54 @@ async def test_links_and_sign_ins_are_bound_to_their_person(live_gateway, acme):
     assert text_of(await call(live_gateway, acme.people["ada"])) == "ada-at-vendor"
     code, _ = error_of(await call(live_gateway, acme.people["bob"]))
     assert code == "AUTH_REQUIRED"
+
+
+@pytest.mark.parametrize("declared", [{"url": {}}, {}])
+async def test_a_client_declaring_url_elicitation_gets_the_sign_in_as_one(
+    live_gateway, acme, declared
+):
+    """2025-11-25: a client whose `initialize` declared URL elicitation gets AUTH_REQUIRED as
+    a -32042 error naming the link (it may open it for the person); a client that declared
+    form elicitation only gets the contract's error result."""
+    key = acme.people["ada"]
+    params = {**INITIALIZE_PARAMS, "capabilities": {"elicitation": declared}}
+    async with httpx2.AsyncClient(timeout=60) as http:
+        init = await raw_rpc(http, live_gateway.url, "initialize", params, key=key)
+        sid = init.headers["mcp-session-id"]
+        opened = await raw_rpc(
+            http,
+            live_gateway.url,
+            "tools/call",
+            {"name": "open_toolbox", "arguments": {"toolbox": "dev"}},
+            key=key,
+            session_id=sid,
+        )
+        assert opened.status_code == 200, opened.text
+        answer = await raw_rpc(
+            http,
+            live_gateway.url,
+            "tools/call",
+            {"name": "use_tool", "arguments": WHOAMI},
+            key=key,
+            session_id=sid,
+        )
+    body = answer.json()
+    text = (
+        "Error executing tool 'whoami' in server 'github' (toolbox 'dev'): "
+        "sign in to 'github' first: "
+    )
+    if not declared:
+        assert body["result"]["isError"] is True
+        assert body["result"]["structuredContent"]["error"]["code"] == "AUTH_REQUIRED"
+        return
+    error = body["error"]
+    assert error["code"] == -32042
+    assert error["message"].startswith(text)
+    [elicitation] = error["data"]["elicitations"]
+    link = link_of(error["message"])
+    assert (elicitation["mode"], elicitation["url"]) == ("url", link)
+    assert elicitation["message"] == error["message"] and elicitation["elicitationId"]
+    assert (error["data"]["code"], error["data"]["connect_url"]) == ("AUTH_REQUIRED", link)
 
 
 def html(text: str) -> str:
