@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -77,11 +78,16 @@ def near_expiry(saved: SavedSignIn, now: float | None = None) -> bool:
     return expires is not None and expires - (now or time.time()) <= margin(saved)
 
 
+# Sign-ins this process keeps at hand (the least recently used are read again when needed).
+SAVED_ENTRIES = 10_000
+
+
 class ConnectedAccounts:
     def __init__(self, door: SignInDoor | None) -> None:
         self.door = door
-        self._saved: dict[Key, tuple[SavedSignIn | None, int]] = {}  # and the tenant version
-        self._locks: dict[Key, anyio.Lock] = {}
+        # Key -> the sign-in and the tenant version it was read at; bounded (SAVED_ENTRIES).
+        self._saved: OrderedDict[Key, tuple[SavedSignIn | None, int]] = OrderedDict()
+        self._locks: dict[Key, anyio.Lock] = {}  # only while a refresh runs or waits
 
     @staticmethod
     def person_of(server: ServerConfig, person_id: int | None) -> int | None:
@@ -97,7 +103,7 @@ class ConnectedAccounts:
         key = (server.server_id, person)
         cached = self._saved.get(key)
         if cached is None or cached[1] != version or cached[0] is None or not cached[0].usable:
-            self._saved[key] = (await self._read(key), version)
+            self._store(key, await self._read(key), version)
         await self.bearer(server, person)
 
     async def bearer(self, server: ServerConfig, person: int | None) -> str:
@@ -106,7 +112,7 @@ class ConnectedAccounts:
         saved, version = self._saved.get(key) or (None, -1)
         if saved is None:
             saved = await self._read(key)
-            self._saved[key] = (saved, version)
+            self._store(key, saved, version)
         if saved is None or not saved.usable:
             if person is None:
                 raise SignInUnavailable(SHARED_NEEDED)
@@ -135,44 +141,57 @@ class ConnectedAccounts:
         return await self.door.read(*key)
 
     async def _refresh(self, server: ServerConfig, key: Key, seen: SavedSignIn) -> SavedSignIn:
-        assert self.door is not None
         lock = self._locks.setdefault(key, anyio.Lock())
-        async with lock:  # one refresh per process; the row's claim for the others
-            current = await self._read(key)
-            deadline = time.monotonic() + REFRESH_WAIT_SECONDS
-            while True:
-                if current is None or not current.usable:
-                    self._saved.pop(key, None)
-                    raise SignInNeeded()
-                if not near_expiry(current):  # refreshed meanwhile (here or elsewhere)
-                    self._keep(key, current)
-                    return current
-                if await self.door.claim_refresh(current.row_id, current.version):
-                    break
-                if time.monotonic() > deadline:
-                    raise SignInUnavailable(REFRESH_TIMED_OUT)
-                await anyio.sleep(REFRESH_POLL_SECONDS)  # another process is refreshing
-                current = await self._read(key)
-            try:
-                tokens = await oauth.refresh(current.tokens)
-            except oauth.SignInFailed as exc:
-                metrics.sign_in_refreshed(server.server_id, ok=False)
-                logger.warning("[%s] refresh failed: %s (%s)", server.name, exc.phrase, exc.detail)
-                if exc.phrase == oauth.UNREACHABLE:
-                    await self.door.release_claim(current.row_id, current.version)
-                    raise SignInUnavailable(oauth.UNREACHABLE) from None
-                await self.door.needs_reconnect(current.row_id, current.version)
+        try:
+            async with lock:  # one refresh per process; the row's claim for the others
+                return await self._refresh_locked(server, key)
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._locks.pop(key, None)
+
+    async def _refresh_locked(self, server: ServerConfig, key: Key) -> SavedSignIn:
+        assert self.door is not None
+        current = await self._read(key)
+        deadline = time.monotonic() + REFRESH_WAIT_SECONDS
+        while True:
+            if current is None or not current.usable:
                 self._saved.pop(key, None)
-                raise SignInNeeded() from None
-            await self.door.save_refreshed(current.row_id, current.version, tokens)
-            metrics.sign_in_refreshed(server.server_id, ok=True)
-            renewed = SavedSignIn(current.row_id, current.version + 1, current.status, tokens)
-            self._keep(key, renewed)
-            return renewed
+                raise SignInNeeded()
+            if not near_expiry(current):  # refreshed meanwhile (here or elsewhere)
+                self._keep(key, current)
+                return current
+            if await self.door.claim_refresh(current.row_id, current.version):
+                break
+            if time.monotonic() > deadline:
+                raise SignInUnavailable(REFRESH_TIMED_OUT)
+            await anyio.sleep(REFRESH_POLL_SECONDS)  # another process is refreshing
+            current = await self._read(key)
+        try:
+            tokens = await oauth.refresh(current.tokens)
+        except oauth.SignInFailed as exc:
+            metrics.sign_in_refreshed(server.server_id, ok=False)
+            logger.warning("[%s] refresh failed: %s (%s)", server.name, exc.phrase, exc.detail)
+            if exc.phrase == oauth.UNREACHABLE:
+                await self.door.release_claim(current.row_id, current.version)
+                raise SignInUnavailable(oauth.UNREACHABLE) from None
+            await self.door.needs_reconnect(current.row_id, current.version)
+            self._saved.pop(key, None)
+            raise SignInNeeded() from None
+        await self.door.save_refreshed(current.row_id, current.version, tokens)
+        metrics.sign_in_refreshed(server.server_id, ok=True)
+        renewed = SavedSignIn(current.row_id, current.version + 1, current.status, tokens)
+        self._keep(key, renewed)
+        return renewed
 
     def _keep(self, key: Key, saved: SavedSignIn) -> None:
         _, version = self._saved.get(key) or (None, -1)
+        self._store(key, saved, version)
+
+    def _store(self, key: Key, saved: SavedSignIn | None, version: int) -> None:
         self._saved[key] = (saved, version)
+        self._saved.move_to_end(key)
+        while len(self._saved) > SAVED_ENTRIES:
+            self._saved.popitem(last=False)
 
 
 class BearerAuth(httpx2.Auth):
