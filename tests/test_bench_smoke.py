@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# The scripts make their own SQLite deployments: one run, whatever TEST_DATABASE_URL says.
-pytestmark = pytest.mark.once
+# The scripts make their own SQLite deployments: one run, whatever TEST_DATABASE_URL says
+# (`once`: the SQLite pass; `once_pg`: the PostgreSQL one, so that both take about as long).
 SECTIONS = (
     "1 latency",
     "2 open",
@@ -49,7 +49,8 @@ def run_quick(script: str, *args: str) -> None:
 @pytest.mark.parametrize(
     "section",
     [
-        *SECTIONS[0::10],  # latency, and replicas behind HAProxy
+        pytest.param(SECTIONS[0], marks=pytest.mark.once),  # latency
+        pytest.param(SECTIONS[10], marks=pytest.mark.once_pg),  # replicas behind HAProxy
         *(pytest.param(section, marks=pytest.mark.bench) for section in SECTIONS[1:10]),
     ],
 )

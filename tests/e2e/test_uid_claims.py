@@ -16,8 +16,9 @@ from tests.harness.deployment import DATABASE, START_TIMEOUT, Deployment
 from tests.harness.net import free_port
 from tests.harness.paths import ROOT
 
-# Gateways as processes on SQLite files of their own: run once (the SQLite pass).
-pytestmark = pytest.mark.once
+# Gateways as processes on SQLite files of their own: run once (the PostgreSQL
+# pass under make test: once_pg, so that both passes take about as long).
+pytestmark = pytest.mark.once_pg
 
 INSTALLATION = "from toolboxes.installation import installation_id; print(installation_id())"
 
