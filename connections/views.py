@@ -170,7 +170,8 @@ def _connected(
             redirect_uri=flow["redirect_uri"],
             defaults={"client": flow["client"]},
         )
-    store.save_sign_in(server, None if pending.shared else request.user.pk, tokens, "")
+    account = tokens.pop("account", "")  # shown beside the sign-in, never a secret
+    store.save_sign_in(server, None if pending.shared else request.user.pk, tokens, account)
     return _page(request, "Connected", texts.CONNECTED.format(server=server.name), 200)
 
 

@@ -183,6 +183,11 @@ async def test_each_member_signs_in_and_acts_as_themself(live_gateway, acme, ven
     await sign_in("bob", link_of(text), "bob-at-vendor")
     assert text_of(await call(live_gateway, bob)) == "bob-at-vendor"
     assert text_of(await call(live_gateway, ada)) == "ada-at-vendor"
+    # Whom each is connected as, when the vendor says (its token response's id_token).
+    accounts = await sync_to_async(
+        lambda: dict(SignIn.objects.values_list("user__username", "account"))
+    )()
+    assert accounts == {"ada": "ada-at-vendor", "bob": "bob-at-vendor"}
 
     # The tenant's own key is nobody: a per-person server is not for it.
     code, text = error_of(await call(live_gateway, acme.key))

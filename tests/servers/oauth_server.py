@@ -19,6 +19,8 @@ Broken sign-ins at `/lying/mcp`, `/refused/mcp`, `/noreg/mcp` and `/nometa/mcp`.
 from __future__ import annotations
 
 import argparse
+import base64
+import json
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -41,6 +43,20 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+
+class IdentifiedToken(OAuthToken):
+    """A token response that says whose account it is, as an OpenID Connect vendor's does
+    (Workbench shows it as "connected as"; it trusts it for nothing else)."""
+
+    id_token: str | None = None
+
+
+def unsigned_id_token(subject: str) -> str:
+    def part(data: dict[str, str]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part({'sub': subject, 'preferred_username': subject})}."
 
 
 @dataclass
@@ -116,12 +132,13 @@ class Provider:
             token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
         )
         self.stats["issued"] += 1
-        return OAuthToken(
+        return IdentifiedToken(
             access_token=access,
             token_type="Bearer",
             expires_in=self.access_seconds,
             refresh_token=refresh,
             scope=" ".join(scopes),
+            id_token=unsigned_id_token(subject),
         )
 
     async def exchange_authorization_code(

@@ -14,6 +14,10 @@ answer (which may echo a token) is never in it.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
+import json
 import logging
 import secrets
 import time
@@ -252,9 +256,36 @@ def tokens_of(flow: dict[str, Any], token: Any) -> dict[str, Any]:
     }
 
 
+# Where a token response may say whose account it is (display only, never trusted for
+# anything else): an OpenID Connect `id_token`'s claims, then the response's own fields.
+ACCOUNT_FIELDS = ("preferred_username", "email", "login", "username", "name")
+
+
+def account_of(body: Any) -> str:
+    """The account a vendor's token response names, for the person's own eyes ("connected
+    as"); empty when it names none (the MCP authorization spec asks for none)."""
+    if not isinstance(body, dict):
+        return ""
+    sources: list[Any] = []
+    id_token = body.get("id_token")
+    if isinstance(id_token, str) and id_token.count(".") == 2:
+        payload = id_token.split(".")[1]
+        padded = payload + "=" * (-len(payload) % 4)
+        with contextlib.suppress(ValueError, binascii.Error):
+            sources.append(json.loads(base64.urlsafe_b64decode(padded)))
+    sources.append(body)
+    for source in sources:
+        for name in ACCOUNT_FIELDS:
+            value = source.get(name) if isinstance(source, dict) else None
+            if isinstance(value, str) and value.strip():
+                return value.strip()[:200]
+    return ""
+
+
 async def _token_request(
     flow: dict[str, Any], data: dict[str, str], policy: EgressPolicy | None, refused: str
-) -> Any:
+) -> tuple[Any, str]:
+    """The SDK's reading of the token response, and the account it names (`account_of`)."""
     context = _context(flow)
     data = {**data, "client_id": context.client_info.client_id}  # type: ignore[union-attr]
     headers = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -266,7 +297,11 @@ async def _token_request(
             raise SignInFailed(UNREACHABLE, f"token endpoint: HTTP {response.status_code}")
         if response.status_code != 200:
             raise SignInFailed(refused, f"token endpoint: HTTP {response.status_code}")
-        return await handle_token_response_scopes(response)
+        token = await handle_token_response_scopes(response)
+        try:  # the SDK read it; what its model does not keep is ours to read
+            return token, account_of(response.json())
+        except ValueError:
+            return token, ""
 
 
 async def finish(
@@ -284,8 +319,8 @@ async def finish(
         "code_verifier": flow["code_verifier"],
         "resource": flow["resource"],
     }
-    token = await _token_request(flow, data, policy, CODE_REFUSED)
-    return tokens_of(flow, token)
+    token, account = await _token_request(flow, data, policy, CODE_REFUSED)
+    return {**tokens_of(flow, token), "account": account}
 
 
 async def refresh(saved: dict[str, Any], policy: EgressPolicy | None = None) -> dict[str, Any]:
@@ -297,7 +332,7 @@ async def refresh(saved: dict[str, Any], policy: EgressPolicy | None = None) -> 
         "refresh_token": saved["refresh_token"],
         "resource": saved["resource"],
     }
-    token = await _token_request(saved, data, policy, REFRESH_REFUSED)
+    token, _ = await _token_request(saved, data, policy, REFRESH_REFUSED)
     renewed = tokens_of(saved, token)
     if not renewed["refresh_token"]:  # RFC 6749 §6: not rotated, the old one stays
         renewed["refresh_token"] = saved["refresh_token"]
