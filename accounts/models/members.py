@@ -5,6 +5,8 @@ The roles' names are here; what each may do is `accounts.roles`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -60,3 +62,19 @@ class OneTimePassword(models.Model):
 
     def is_pending(self) -> bool:
         return self.password_hash == self.user.password
+
+
+def member_refusal(user: Any, tenant_id: int, *, viewers_too: bool = False) -> str:
+    """Why `user` may not act in the tenant as a member ("" while they may): inactive, not
+    a member, or a viewer where only admins may (`/mcp`; `viewers_too`: the management API,
+    which acts with the role, whichever). One rule for OAuth grants and personal keys."""
+    if not user.is_active:
+        return "inactive_user"
+    role = (
+        Membership.objects.filter(user_id=user.pk, tenant_id=tenant_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if role is None:
+        return "not_a_member"
+    return "" if role == ADMIN or viewers_too else "viewer_role"

@@ -14,7 +14,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 from oauth2_provider.settings import oauth2_settings
 
-from accounts.models.members import ADMIN, Membership
+from accounts.models.members import member_refusal
 from accounts.oauth_config import API_SCOPE, MCP_SCOPE
 
 
@@ -73,18 +73,8 @@ class OAuthGrant(models.Model):
         made an admin again."""
         if self.revoked_at is not None:
             return "revoked_grant"
-        if not self.user.is_active:
-            return "inactive_user"
-        role = (
-            Membership.objects.filter(user_id=self.user_id, tenant_id=self.tenant_id)
-            .values_list("role", flat=True)
-            .first()
-        )
-        if role is None:
-            return "not_a_member"
-        if role != ADMIN and self.scope == GrantScope.MCP:
-            return "viewer_role"  # the management API acts with the role, whichever
-        return ""
+        # The management API acts with the role, whichever; /mcp is for admins.
+        return member_refusal(self.user, self.tenant_id, viewers_too=self.scope != GrantScope.MCP)
 
     def revoke(self) -> None:
         """Withdraw the grant: its tokens stop working (the gateway hears of it through the

@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from django.core.cache import cache
 
-from accounts.models import ADMIN, Membership
+from accounts.models.members import member_refusal
 from connections import store as sign_ins
 from kernel.pins import Pins
 from mcp_gateway.database.threads import in_thread
@@ -151,16 +151,7 @@ def _owner_refusal(api_key: ApiKey) -> str:
     OAuth grant: its memberships' changes move the tenant's version, so this is read again."""
     if api_key.owner_id is None:
         return ""
-    if not api_key.owner.is_active:
-        return "inactive_user"
-    role = (
-        Membership.objects.filter(user_id=api_key.owner_id, tenant_id=api_key.tenant_id)
-        .values_list("role", flat=True)
-        .first()
-    )
-    if role is None:
-        return "not_a_member"
-    return "" if role == ADMIN else "viewer_role"
+    return member_refusal(api_key.owner, api_key.tenant_id)
 
 
 class Snapshots:
