@@ -12,7 +12,10 @@ gateway has none or its tenant's version moved. What the gateway writes is
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 from django.core.cache import cache
 
@@ -154,14 +157,34 @@ def _owner_refusal(api_key: ApiKey) -> str:
     return member_refusal(api_key.owner, api_key.tenant_id)
 
 
+R = TypeVar("R")
+
+
 class Snapshots:
-    """This process's snapshots of key records and tenant configurations."""
+    """This process's snapshots of key records and tenant configurations.
+
+    A configuration change (a tool's first offer recorded, say) makes every session's next
+    request load them again; those loads are shared (`_once`): without it, 100 sessions'
+    next requests made 100 loads of one key and one tenant, queued in the ORM's one thread,
+    and their answers waited up to 2 s (bench/concurrency.py's p99)."""
 
     def __init__(self, shared: SharedStore) -> None:
         self.shared = shared  # where the per-tenant configuration versions are
         self.installation: str | None = None  # the database's (`installation()`), at start
         self._tenants: dict[int, TenantConfig] = {}
         self._keys: dict[str, KeyRecord] = {}
+        self._loading: dict[tuple[str, object], asyncio.Future[Any]] = {}
+
+    async def _once(self, what: tuple[str, object], load: Callable[[], Awaitable[R]]) -> R:
+        """`load()`, or the same load already under way: one at a time per `what`. Shielded,
+        so that a waiter cancelled (its client gone) cancels nobody else's."""
+        pending = self._loading.get(what)
+        if pending is None:
+            pending = asyncio.ensure_future(load())
+            self._loading[what] = pending
+            pending.add_done_callback(lambda _: self._loading.pop(what, None))
+        result: R = await asyncio.shield(pending)
+        return result
 
     async def version(self, tenant_id: int) -> int:
         return await self.shared.get(versions.version_key(tenant_id, self.installation), 0)
@@ -170,7 +193,7 @@ class Snapshots:
         record = self._keys.get(prefix)
         if record is not None and record.version == await self.version(record.tenant_id):
             return record
-        record = await in_thread(load_key)(prefix)
+        record = await self._once(("key", prefix), lambda: in_thread(load_key)(prefix))
         if record is None:
             self._keys.pop(prefix, None)
         else:
@@ -182,7 +205,9 @@ class Snapshots:
             version = await self.version(tenant_id)
         snapshot = self._tenants.get(tenant_id)
         if snapshot is None or snapshot.version != version:
-            snapshot = await in_thread(load_tenant)(tenant_id, version)
+            snapshot = await self._once(
+                ("tenant", (tenant_id, version)), lambda: in_thread(load_tenant)(tenant_id, version)
+            )
             if snapshot is None:
                 self._tenants.pop(tenant_id, None)
                 return None
