@@ -18,9 +18,8 @@ from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_reason, use
 
 # Gateways as processes on a SQLite file of their own (tests.harness.deployment), whatever
-# TEST_DATABASE_URL says: the same on every pass, so run once (the PostgreSQL
-# pass under make test: once_pg, so that both passes take about as long).
-pytestmark = pytest.mark.once_pg
+# TEST_DATABASE_URL says: the same on every pass, so run once (the SQLite pass).
+pytestmark = pytest.mark.once
 
 SETUP = """
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
