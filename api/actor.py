@@ -26,6 +26,14 @@ def not_found(what: str, name: Any) -> Problem:
     return Problem(404, f"No {what} '{name}'.")
 
 
+def one(rows: QuerySet[Any], what: str, name: Any) -> Any:
+    """The row `rows` finds, or the 404 problem naming `what` and `name`."""
+    found = rows.first()
+    if found is None:
+        raise not_found(what, name)
+    return found
+
+
 class Actor:
     def __init__(
         self, user: Any, *, token: ApiToken | None = None, grant: OAuthGrant | None = None
@@ -76,9 +84,7 @@ class Actor:
 
     def tenant(self, slug: str, *, change: bool = False) -> Tenant:
         """The tenant of `slug` if seen (else 404); with `change`, 403 unless it may change."""
-        tenant = self.tenants().filter(slug=slug).first()
-        if tenant is None:
-            raise not_found("tenant", slug)
+        tenant: Tenant = one(self.tenants().filter(slug=slug), "tenant", slug)
         if change:
             self.may_change(tenant)
         return tenant

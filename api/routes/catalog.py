@@ -11,7 +11,7 @@ from django.db.models import ProtectedError
 from django.http import HttpRequest, HttpResponse
 from ninja import Body, Query, Router, Schema
 
-from api.actor import not_found
+from api.actor import one
 from api.history import ADDITION, CHANGE, DELETION, record
 from api.pages import Page, PageQuery, page
 from api.problems import Problem, ProblemOut, invalid
@@ -65,10 +65,7 @@ class Saved(Schema):
 
 
 def entry_of(name: str) -> CatalogEntry:
-    entry = CatalogEntry.objects.filter(name=name).first()
-    if entry is None:
-        raise not_found("catalog entry", name)
-    return entry
+    return one(CatalogEntry.objects.filter(name=name), "catalog entry", name)
 
 
 @router.get("/catalog", response={200: Page[EntryOut], **ERRORS})

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from api.actor import not_found
+from api.actor import one
 from api.history import ADDITION, CHANGE, record
 from api.pages import Page, PageQuery, page
 from api.problems import invalid
@@ -19,10 +19,7 @@ BASE = "/tenants/{slug}/keys"
 
 
 def key_of(tenant: Tenant, prefix: str) -> ApiKey:
-    key = tenant.api_keys.filter(prefix=prefix).first()
-    if key is None:
-        raise not_found("API key", prefix)
-    return key
+    return one(tenant.api_keys.filter(prefix=prefix), "API key", prefix)
 
 
 @router.get(BASE, response={200: Page[KeyOut], **ERRORS})

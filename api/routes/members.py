@@ -11,7 +11,7 @@ from pydantic import Field
 
 from accounts.members import NotAvailable, add_member, remove_member
 from accounts.models import Membership, Role
-from api.actor import not_found
+from api.actor import one
 from api.history import ADDITION, CHANGE, DELETION, record
 from api.pages import Page, PageQuery, page
 from api.problems import invalid
@@ -48,10 +48,8 @@ class RoleIn(Schema):
 
 
 def membership_of(tenant: Tenant, username: str) -> Membership:
-    found = tenant.memberships.select_related("user").filter(user__username=username).first()
-    if found is None:
-        raise not_found("member", username)
-    return found
+    rows = tenant.memberships.select_related("user").filter(user__username=username)
+    return one(rows, "member", username)
 
 
 @router.get(BASE, response={200: Page[MemberOut], **ERRORS})

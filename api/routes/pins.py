@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from api.actor import not_found
+from api.actor import one
 from api.history import CHANGE, record
 from api.pages import Page, PageQuery, page
 from api.routes.servers import BASE as SERVERS
@@ -58,10 +58,8 @@ def list_pins(request: HttpRequest, slug: str, filters: Query[PinFilters]) -> Pa
 
 
 def pin_of(server: Server, tool: str) -> ToolPin:
-    pin = server.tool_pins.select_related("server__toolbox").filter(name=tool).first()
-    if pin is None:
-        raise not_found("tool definition", tool)
-    return pin
+    rows = server.tool_pins.select_related("server__toolbox").filter(name=tool)
+    return one(rows, "tool definition", tool)
 
 
 def _decide(request: HttpRequest, slug: str, name: str, server: str, tool: str, *, approve: bool):

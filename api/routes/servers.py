@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
-from api.actor import Actor, not_found
+from api.actor import Actor, one
 from api.history import ADDITION, CHANGE, DELETION, record
 from api.pages import Page, PageQuery, page
 from api.problems import Problem, invalid
@@ -49,10 +49,8 @@ def may_set(actor: Actor, server: Server, given: dict[str, Any]) -> None:
 
 
 def server_of(toolbox: Toolbox, server_name: str) -> Server:
-    server = toolbox.servers.select_related("catalog_entry").filter(name=server_name).first()
-    if server is None:
-        raise not_found("server", server_name)
-    return server
+    rows = toolbox.servers.select_related("catalog_entry").filter(name=server_name)
+    return one(rows, "server", server_name)
 
 
 def kept(given: dict[str, str | None], stored: dict[str, str], field: str) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
-from api.actor import not_found
+from api.actor import one
 from api.history import ADDITION, CHANGE, DELETION, record
 from api.pages import Page, PageQuery, page
 from api.routes.tenants import ERRORS, actor_of
@@ -17,10 +17,7 @@ BASE = "/tenants/{slug}/toolboxes"
 
 
 def toolbox_of(tenant: Tenant, name: str) -> Toolbox:
-    toolbox = tenant.toolboxes.filter(name=name).first()
-    if toolbox is None:
-        raise not_found("toolbox", name)
-    return toolbox
+    return one(tenant.toolboxes.filter(name=name), "toolbox", name)
 
 
 @router.get(BASE, response={200: Page[ToolboxOut], **ERRORS})

@@ -118,7 +118,7 @@ class ConnectedAccounts:
                 raise SignInUnavailable(SHARED_NEEDED)
             raise SignInNeeded()
         if near_expiry(saved):
-            saved = await self._refresh(server, key, saved)
+            saved = await self._refresh(server, key)
         return saved.access_token
 
     async def refused(self, server: ServerConfig, person: int | None) -> None:
@@ -140,7 +140,7 @@ class ConnectedAccounts:
             return None
         return await self.door.read(*key)
 
-    async def _refresh(self, server: ServerConfig, key: Key, seen: SavedSignIn) -> SavedSignIn:
+    async def _refresh(self, server: ServerConfig, key: Key) -> SavedSignIn:
         lock = self._locks.setdefault(key, anyio.Lock())
         try:
             async with lock:  # one refresh per process; the row's claim for the others
