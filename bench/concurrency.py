@@ -43,6 +43,7 @@ from bench.common import (
     check,
     checked,
     cpu_seconds,
+    descendants,
     gateway,
     gateway_session,
     median,
@@ -263,12 +264,22 @@ def run_gateway(
     return outcome
 
 
-def run_reference(sessions: int, calls: int) -> Outcome:
-    """The same load on a trivial tool served by the SDK alone, answering with JSON bodies
-    as the gateway does: this machine's ceiling, and the floor of the gateway's CPU."""
+def run_reference(sessions: int, calls: int, *, forward: bool = False) -> Outcome:
+    """The same load on the SDK alone, answering with JSON bodies as the gateway does: a
+    trivial tool (this machine's ceiling), or with `forward` every call passed on to
+    mcp-server-time through one SDK client session and nothing checked (the least any
+    gateway built on the SDK does: the floor under the gateway's tail)."""
     outcome = Outcome()
-    with sdk_server("--json") as (url, process):
-        window = CpuWindow(lambda: {"SDK server": [process.pid]})
+    options = ("--json", "--forward") if forward else ("--json",)
+    with sdk_server(*options) as (url, process):
+
+        def groups() -> dict[str, list[int]]:
+            children = descendants(process.pid)
+            return {"SDK server": [process.pid]} | (
+                {"mcp-server-time": children} if forward else {}
+            )
+
+        window = CpuWindow(groups)
         connect = raw_client(url, None, "get_current_time", TIME_ARGS)
         anyio.run(load, connect, sessions, calls, outcome, window.start, window.end)
         outcome.cpu = window.seconds
@@ -370,6 +381,17 @@ def main() -> None:
     if options.reference:
         reference = run_reference(options.sessions, options.calls)
         all_rows += rows(reference, section, "reference, SDK alone (trivial tool): ", 0)
+        proxy = run_reference(options.sessions, options.calls, forward=True)
+        label = "reference, SDK proxy to mcp-server-time (checks nothing): "
+        all_rows += rows(proxy, section, label, 0)
+        alone = p50_p90_p99(reference.latencies_ms)[2]
+        for name, outcome in (("gateway", outcomes[worker_counts[0]][0]), ("SDK proxy", proxy)):
+            ratio = p50_p90_p99(outcome.latencies_ms)[2] / alone if alone else 0.0
+            all_rows.append(check(section, f"p99 {name} / SDK alone", ratio, 2.0))
+        gateway_p99 = p50_p90_p99(outcomes[worker_counts[0]][0].latencies_ms)[2]
+        proxy_p99 = p50_p90_p99(proxy.latencies_ms)[2]
+        ratio = gateway_p99 / proxy_p99 if proxy_p99 else 0.0
+        all_rows.append(Row(section, "p99 gateway / SDK proxy (what checking costs)", f"{ratio:.2f}"))
     report(all_rows, options.json, title)
 
 

@@ -10,20 +10,30 @@ The floors of issue 15's targets: with `--json` it answers with one JSON body, a
 gateway does when no progress is asked for (`profile.py`: the SDK's own CPU per trivial
 call); with `--answer FILE` a tool `answer` returns that JSON as text and as
 `structuredContent`, as `open_toolbox` does (`open.py`: what the SDK costs to send an
-open's answer, whoever made it).
+open's answer, whoever made it); with `--forward` each call goes on to mcp-server-time over
+stdio through one SDK client session (unsandboxed, nothing checked, logged or counted):
+the least any gateway built on the SDK does per forwarded call (`concurrency.py
+--reference`: the floor under issue 23's tail).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import uvicorn
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server import Server, ServerRequestContext
+
+Forward = Callable[[types.CallToolRequestParams], Awaitable[types.CallToolResult]]
 
 TOOL = types.Tool(
     name="get_current_time",
@@ -39,7 +49,7 @@ ANSWER = types.Tool(
 )
 
 
-def build_server(answer: str | None = None) -> Server[Any]:
+def build_server(answer: str | None = None, forward: Forward | None = None) -> Server[Any]:
     tools = [TOOL] if answer is None else [TOOL, ANSWER]
 
     async def list_tools(
@@ -55,6 +65,8 @@ def build_server(answer: str | None = None) -> Server[Any]:
                 content=[types.TextContent(type="text", text=answer)],
                 structured_content=json.loads(answer),
             )
+        if forward is not None:
+            return await forward(params)
         now = datetime.now(UTC).isoformat()
         return types.CallToolResult(content=[types.TextContent(type="text", text=now)])
 
@@ -68,15 +80,34 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--json", action="store_true", help="JSON answers instead of SSE")
     parser.add_argument("--answer", type=Path, help="a JSON file for the tool `answer`")
+    parser.add_argument(
+        "--forward", action="store_true", help="forward each call to mcp-server-time (stdio)"
+    )
     options = parser.parse_args()
-    server = build_server(options.answer.read_text() if options.answer else None)
+    downstream: list[ClientSession] = []
+
+    async def forward(params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await downstream[0].call_tool(params.name, params.arguments)
+
+    server = build_server(
+        options.answer.read_text() if options.answer else None,
+        forward if options.forward else None,
+    )
     server.streamable_http_app(stateless_http=True, json_response=options.json)
 
     # Dispatch straight to the session manager, as the gateway does (no Starlette routing).
     async def application(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await receive()
-            async with server.session_manager.run():
+            async with AsyncExitStack() as stack, server.session_manager.run():
+                if options.forward:
+                    params = StdioServerParameters(
+                        command=sys.executable, args=["-m", "mcp_server_time"]
+                    )
+                    read, write = await stack.enter_async_context(stdio_client(params))
+                    session = await stack.enter_async_context(ClientSession(read, write))
+                    await session.initialize()
+                    downstream.append(session)
                 await send({"type": "lifespan.startup.complete"})
                 await receive()
             await send({"type": "lifespan.shutdown.complete"})
