@@ -11,7 +11,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models.signals import post_delete, post_save
 
 from accounts.models import Membership
@@ -27,11 +27,16 @@ def revoke_all(tokens: list[dict[str, Any]]) -> None:
     (the tokens are deleted here either way)."""
     from mcp_gateway import revoke_sign_in  # the SDK: when used, not at every command's start
 
-    for saved in tokens:
-        try:
-            async_to_sync(revoke_sign_in)(saved)
-        except Exception:
-            logger.warning("a connected account's revocation failed at %s", saved.get("issuer"))
+    try:
+        for saved in tokens:
+            try:
+                async_to_sync(revoke_sign_in)(saved)
+            except Exception:
+                logger.warning(
+                    "a connected account's revocation failed at %s", saved.get("issuer")
+                )
+    finally:
+        connections.close_all()  # this thread's own, if it opened one: back to the pool
 
 
 def remove_and_revoke(rows: Any) -> None:
