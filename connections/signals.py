@@ -32,9 +32,7 @@ def revoke_all(tokens: list[dict[str, Any]]) -> None:
             try:
                 async_to_sync(revoke_sign_in)(saved)
             except Exception:
-                logger.warning(
-                    "a connected account's revocation failed at %s", saved.get("issuer")
-                )
+                logger.warning("a connected account's revocation failed at %s", saved.get("issuer"))
     finally:
         connections.close_all()  # this thread's own, if it opened one: back to the pool
 
