@@ -59,6 +59,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "EgressPolicy": ("mcp_gateway.downstream.egress", "EgressPolicy"),
     "PinnedTransport": ("mcp_gateway.downstream.egress", "PinnedTransport"),
     "ClassifiedFailure": ("mcp_gateway.downstream.failures", "ClassifiedFailure"),
+    "warming": ("mcp_gateway.downstream.warmup", "warming"),
     # Connected accounts: the OAuth client that signs people in to remote servers
     "SignInClient": ("mcp_gateway.downstream.connected.oauth", "Client"),
     "SignInFailed": ("mcp_gateway.downstream.connected.oauth", "SignInFailed"),
@@ -122,6 +123,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "shared_cache",
     "tenant_endpoint",
     "tenant_roots",
+    "warming",
 ]
 
 

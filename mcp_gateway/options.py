@@ -39,6 +39,10 @@ class GatewayOptions:
     call_log: bool = True  # off: nothing is written to the call log
     call_log_queue: int = 10000  # entries waiting for the writer; past it, dropped
     call_log_batch: int = 500
+    # Behind a load balancer: this replica's name there (stable across restarts), so that
+    # it starts again the servers it ran, for at most warm_up_seconds (downstream.warmup).
+    replica: str = ""
+    warm_up_seconds: float = 30.0
     cache: dict[str, Any] = field(default_factory=dict)  # Django's CACHES["default"]
 
     @classmethod

@@ -23,9 +23,19 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @never_cache
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
+    from mcp_gateway import warming  # the SDK: imported when served, not at every command
+
     checks = {"database": _database_ok(), "cache": _cache_ok()}
-    ready = all(checks.values()) and not drain.draining.is_set()
-    status = "draining" if drain.draining.is_set() else "ok" if ready else "unavailable"
+    ready = all(checks.values()) and not drain.draining.is_set() and not warming.is_set()
+    status = (
+        "draining"
+        if drain.draining.is_set()
+        else "warming"
+        if warming.is_set()
+        else "ok"
+        if ready
+        else "unavailable"
+    )
     body = {"status": status, "checks": checks, "details": _details()}
     return JsonResponse(body, status=200 if ready else 503)
 

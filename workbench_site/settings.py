@@ -335,6 +335,13 @@ WORKBENCH_SANDBOX_PROTECTED_PATHS = protect_cache_directory(
 # Behind a load balancer (README "Several replicas"): on SIGTERM, /readyz answers 503 and
 # requests are still served this long, before uvicorn stops (workbench_site/drain.py).
 WORKBENCH_DRAIN_SECONDS: float = env.float("WORKBENCH_DRAIN_SECONDS", default=DEFAULT_DRAIN_SECONDS)
+# A replica named as its load balancer names it (stable across restarts: HAProxy's `server
+# r1`, a StatefulSet's pod) starts again, when it starts, the servers it ran, for at most
+# WORKBENCH_WARM_UP_SECONDS, /readyz answering 503 meanwhile (mcp_gateway/downstream/warmup).
+WORKBENCH_REPLICA: str = env.str("WORKBENCH_REPLICA", default=_D.replica)
+WORKBENCH_WARM_UP_SECONDS: float = env.float(
+    "WORKBENCH_WARM_UP_SECONDS", default=_D.warm_up_seconds
+)
 
 # Observability (mcp_gateway/observe/; README "Observability"). /metrics answers a
 # bearer WORKBENCH_METRICS_TOKEN (when set) or a request from one of the allowed addresses,

@@ -91,6 +91,10 @@ class Pool:
     def connections(self) -> list[Connection]:
         return [conn for conn in self._connections.values() if not conn.closed]
 
+    def running_keys(self) -> list[PoolKey]:
+        """The keys of the connections that are up (what a warm-up would start again)."""
+        return [key for key, conn in self._connections.items() if conn.is_ready and conn.alive]
+
     async def get(
         self,
         key: PoolKey,

@@ -33,6 +33,7 @@ from mcp_gateway.downstream.connected.accounts import ConnectedAccounts, SignInD
 from mcp_gateway.downstream.pool import Pool
 from mcp_gateway.downstream.sandbox.policy import active_policy
 from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
+from mcp_gateway.downstream.warmup import WarmUp
 from mcp_gateway.front.asgi import (
     SESSION_HEADER,
     answers_as_json,
@@ -110,6 +111,14 @@ class Gateway:
             tenant_max_connections=options.tenant_max_connections,
             record=record_connection,
         )
+        self.warm_up = WarmUp(
+            self.pool,
+            self.shared,
+            self.snapshots.tenant,
+            options.replica,
+            options.warm_up_seconds,
+            memory_seconds=options.idle_connection_seconds,
+        )
         self.limiter = RateLimiter(
             buckets_for(options.cache),
             Limit.parse(options.tenant_rate_limit, options.tenant_rate_burst),
@@ -157,8 +166,13 @@ class Gateway:
                 _unannounced(self.json_answers),
                 self.pool.running(),
                 self.recorder.running(),
+                anyio.create_task_group() as background,
             ):
-                yield self
+                background.start_soon(self.warm_up.run)
+                try:
+                    yield self
+                finally:
+                    background.cancel_scope.cancel()
         finally:
             await self.limiter.buckets.close()
             await self.shared.close()
@@ -174,6 +188,7 @@ class Gateway:
         self.snapshots.installation = installation_id
         self.open_toolboxes.prefix = prefix
         self.limiter.prefix = prefix
+        self.warm_up.prefix = prefix
         store = describe_store(self.options.cache)
         before = await record_store(store)
         if before:
