@@ -37,3 +37,17 @@ def test_readyz_unavailable_when_the_cache_fails(client, db):
 
 def test_probes_refuse_other_methods(client):
     assert client.post("/healthz").status_code == 405
+
+
+def test_readyz_says_warming_while_a_replica_starts_its_servers(client, db):
+    from mcp_gateway import warming
+
+    warming.set()
+    try:
+        response = client.get("/readyz")
+    finally:
+        warming.clear()
+    assert response.status_code == 503
+    assert response.json()["status"] == "warming"
+    assert response.json()["checks"] == {"database": True, "cache": True}
+    assert client.get("/readyz").json()["status"] == "ok"
