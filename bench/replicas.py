@@ -12,12 +12,24 @@ and its clients use /mcp/t/<tenant-slug>.
    SIGTERM (it drains itself too), started again, made ready again, under load.
 3. kill -9 of one replica under load: the calls lost (only those in flight on it), and how
    long until its tenants are served by another replica.
+4. A stateful server (npm's server-memory, its graph in the sandbox's own /tmp): an entity
+   created through one session is seen by every new session of its tenant's keys (with
+   round-robin too, in the full run, for contrast).
+5. The shared store cut for one replica (its own Redis user, turned off and its
+   connections killed): every failed call's text is the classified one, the replica turns
+   unready and HAProxy moves its tenants; turned on again, it recovers by itself.
+6. A command pointed at another store than the replicas' refuses to run; with theirs, its
+   revocation reaches every replica.
+7. A replica's first answer after a restart, with and without warm-up (full run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
+import re
+import secrets
 import shutil
 import signal
 import socket
@@ -30,8 +42,10 @@ from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
+import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -39,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
     GATEWAY_ENV,
     HTTP_TIMEOUT,
+    NODE_BIN,
     ROOT,
     UVICORN_OPTIONS,
     Deployment,
@@ -54,6 +69,7 @@ from bench.common import (
     stop,
     wait_until,
 )
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc
 
 SECTION = "11 replicas"
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
@@ -68,8 +84,20 @@ for slug in {slugs!r}:
     Server.objects.create(toolbox=toolbox, name="fixture", command={python!r},
                           args=[{fixture!r}, "--prefix", "wb-replica-" + slug + ":"])
     print("KEY", slug, ApiKey.issue(tenant)[1])
+if {memory!r}:
+    tenant = Tenant.objects.create(slug="mem")
+    toolbox = Toolbox.objects.create(tenant=tenant, name="dev", description="dev")
+    Server.objects.create(toolbox=toolbox, name="memory", command={memory!r},
+                          env={{"MEMORY_FILE_PATH": "/tmp/memory.jsonl"}})
+    for index in range(2):
+        print("MEMKEY", ApiKey.issue(tenant)[1])
+print("SPARE", ApiKey.issue(Tenant.objects.get(slug={spare!r}))[1])
 """
 ECHO = {"tool": {"toolbox": "dev", "server": "fixture", "name": "echo"}, "arguments": {}}
+MEMORY_SERVER = NODE_BIN / "mcp-server-memory"
+CLASSIFIED = "the gateway's shared store is unavailable: retry shortly (incident "
+# What the store's own errors say (an address, Redis' words): never for a client's eyes.
+STORE_OWN_WORDS = ("WRONGPASS", "Error ", "127.0.0.1", "6379", "Connection refused", "Redis")
 
 
 def leaf(exc: BaseException) -> BaseException:
@@ -95,12 +123,25 @@ class Replicas:
     deployment: Deployment
     ports: list[int]
     processes: list[subprocess.Popen[bytes] | None] = field(default_factory=list)
+    # Each replica's own environment beside the deployment's (its Redis user, say).
+    env: dict[int, dict[str, str]] = field(default_factory=dict)
 
-    def start(self, index: int) -> None:
+    def start(self, index: int, **extra: str) -> None:
+        """Replica `index`, named r<index + 1> as HAProxy names it (its warm-up's name)."""
         options = [*UVICORN_OPTIONS, "--timeout-graceful-shutdown", "30"]
-        process, _, _ = self.deployment.start_gateway(
-            f"r{index + 1}", *options, port=self.ports[index]
+        env = {
+            **self.deployment.env_extra,
+            "WORKBENCH_REPLICA": f"r{index + 1}",
+            **self.env.get(index, {}),
+            **extra,
+        }
+        own = dataclasses.replace(
+            self.deployment,
+            cache_url=env.pop("CACHE_URL", self.deployment.cache_url),
+            env_extra=env,
+            processes=[],
         )
+        process, _, _ = own.start_gateway(f"r{index + 1}", *options, port=self.ports[index])
         self.processes[index] = process
 
     def start_all(self) -> None:
@@ -141,9 +182,8 @@ def haproxy(workdir: Path, ports: list[int], *, round_robin: bool) -> Iterator[t
     text = HAPROXY_CFG.read_text()
     if round_robin:
         text = text.replace("    balance uri path-only depth 3\n", "    balance roundrobin\n")
-        text = text.replace("    hash-type consistent\n", "").replace(
-            "    hash-balance-factor 150\n", ""
-        )
+        text = text.replace("    hash-type consistent\n", "")
+        text = re.sub(r"    hash-balance-factor \d+\n", "", text)
     config = workdir / ("haproxy-rr.cfg" if round_robin else "haproxy.cfg")
     config.write_text(text)
     port = free_port()
@@ -195,10 +235,13 @@ def states(sock: Path) -> dict[str, str]:
     return found
 
 
-def all_up(sock: Path, count: int) -> bool:
+def all_up(sock: Path, count: int, *, ramping: bool = False) -> bool:
+    """Every replica up in HAProxy (2: running), or, with `ramping`, at least taking its
+    slow start's growing share (1: starting)."""
+    accepted = ("1", "2") if ramping else ("2",)
     with suppress(OSError):
         found = states(sock)
-        return len(found) == count and all(state == "2" for state in found.values())
+        return len(found) == count and all(state in accepted for state in found.values())
     return False
 
 
@@ -287,8 +330,11 @@ def placement(replicas: Replicas, keys: dict[str, str]) -> tuple[int, int]:
     return total, placed
 
 
-async def rolling_restart(replicas: Replicas, sock: Path, count: int) -> None:
-    """Restart the first `count` replicas, one after the other."""
+async def rolling_restart(
+    replicas: Replicas, sock: Path, count: int, *, ramping: bool = False
+) -> None:
+    """Restart the first `count` replicas, one after the other (the next once the last has
+    its whole share back, or with `ramping` once it takes requests again)."""
     for index in range(count):
         name = f"replicas/r{index + 1}"
         runtime(sock, f"set server {name} state drain")
@@ -299,7 +345,10 @@ async def rolling_restart(replicas: Replicas, sock: Path, count: int) -> None:
         )
         runtime(sock, f"set server {name} state ready")
         await asyncio.to_thread(
-            wait_until, lambda: all_up(sock, len(replicas.ports)), 30, "replica up in haproxy"
+            wait_until,
+            lambda: all_up(sock, len(replicas.ports), ramping=ramping),
+            30,
+            "replica up in haproxy",
         )
 
 
@@ -317,7 +366,7 @@ async def kill_one(replicas: Replicas, sock: Path, seconds: float) -> float:
     killed = time.monotonic()
     process.send_signal(signal.SIGKILL)
     await asyncio.to_thread(
-        wait_until, lambda: states(sock).get("r1") != "2", 30, "haproxy to mark r1 down"
+        wait_until, lambda: states(sock).get("r1") == "0", 30, "haproxy to mark r1 down"
     )
     down = time.monotonic() - killed
     await asyncio.sleep(seconds / 2)
@@ -341,7 +390,7 @@ def faults(
 
     async def restart() -> None:
         await asyncio.sleep(1)  # the load running before the first replica goes
-        await rolling_restart(replicas, sock, restarted)
+        await rolling_restart(replicas, sock, restarted, ramping=quick)
 
     started = time.monotonic()
     asyncio.run(load.run_while(restart()))
@@ -370,40 +419,307 @@ def faults(
     rows += [Row(SECTION, "kill -9: a lost call", text) for text in killed.failures[:3]]
 
 
+def text_of(result: types.CallToolResult) -> str:
+    return " ".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def memory_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"tool": {"toolbox": "dev", "server": "memory", "name": name}, "arguments": arguments}
+
+
+async def memory_consistency(base: str, keys: list[str], sessions: int) -> int:
+    """New sessions (taking the tenant's keys in turn) that see an entity one session made."""
+    entity = f"entity-{secrets.token_hex(4)}"
+    made = {"entities": [{"name": entity, "entityType": "probe", "observations": ["once"]}]}
+    async with tenant_session(base, "mem", keys[0]) as session:
+        result = await session.call_tool("use_tool", memory_call("create_entities", made))
+        if result.is_error:
+            raise RuntimeError(f"create_entities: {text_of(result)}")
+    seen = 0
+    for index in range(sessions):
+        async with tenant_session(base, "mem", keys[index % len(keys)]) as session:
+            graph = await session.call_tool("use_tool", memory_call("read_graph", {}))
+            seen += not graph.is_error and entity in text_of(graph)
+    return seen
+
+
+def memory_rows(mode: str, seen: int, sessions: int, *, verdict: bool) -> Row:
+    figure = f"{mode}: server-memory, new sessions that saw the entity"
+    if not verdict:
+        return Row(SECTION, figure, f"{seen}/{sessions}")
+    target = f"{sessions}/{sessions}"
+    return Row(
+        SECTION, figure, f"{seen}/{sessions}", target, "PASS" if seen == sessions else "MISS"
+    )
+
+
+@dataclass
+class RedisUser:
+    """A replica's own Redis user: the same store as the others' (address and database,
+    what each process records and a command is checked against), which can be cut off for
+    that replica alone: the user turned off and its connections killed."""
+
+    url: str
+    name: str = field(default_factory=lambda: f"wb-bench-{secrets.token_hex(4)}")
+    password: str = field(default_factory=lambda: secrets.token_hex(16))
+
+    def _command(self, *args: str) -> Any:
+        import redis
+
+        with redis.Redis.from_url(self.url, socket_timeout=5) as client:
+            return client.execute_command(*args)
+
+    def cache_url(self, database: int) -> str:
+        parts = urlsplit(self.url)
+        netloc = f"{self.name}:{self.password}@{parts.hostname}:{parts.port or 6379}"
+        return f"redis://{netloc}/{database}"
+
+    def create(self) -> None:
+        self._command("ACL", "SETUSER", self.name, "on", f">{self.password}", "~*", "&*", "+@all")
+
+    def cut(self) -> None:
+        self._command("ACL", "SETUSER", self.name, "off")
+        self._command("CLIENT", "KILL", "USER", self.name)
+
+    def restore(self) -> None:
+        self._command("ACL", "SETUSER", self.name, "on")
+
+    def delete(self) -> None:
+        self._command("ACL", "DELUSER", self.name)
+
+
+def readyz(port: int) -> tuple[int, bool | None]:
+    """A replica's /readyz: its status code and its store check."""
+    with suppress(httpx2.HTTPError, ValueError):
+        answer = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
+        return answer.status_code, answer.json()["checks"]["cache"]
+    return 0, None
+
+
+def store_cut(
+    replicas: Replicas,
+    sock: Path,
+    base: str,
+    keys: dict[str, str],
+    users: list[RedisUser],
+    rows: list[Row],
+    *,
+    quick: bool,
+) -> None:
+    """Under every tenant's calls, the store cut for the replica serving most tenants until
+    HAProxy takes it out, then back."""
+    placed = [
+        sum(index in replicas.servers(slug) for slug in keys)
+        for index in range(len(replicas.ports))
+    ]
+    index = placed.index(max(placed))
+    name, port, count = f"r{index + 1}", replicas.ports[index], len(replicas.ports)
+    load = Load(base, keys, 1)
+    seconds: dict[str, float] = {}
+
+    async def fault() -> None:
+        await asyncio.sleep(1)  # the load running before the cut (a measurement's pace)
+        cut = time.monotonic()
+        await asyncio.to_thread(users[index].cut)
+        await asyncio.to_thread(
+            wait_until, lambda: readyz(port) == (503, False), 30, f"{name} unready"
+        )
+        await asyncio.to_thread(
+            wait_until, lambda: states(sock).get(name) == "0", 30, f"haproxy to mark {name} down"
+        )
+        seconds["down"] = time.monotonic() - cut
+        await asyncio.sleep(1)  # its tenants served by the others for a while
+        back = time.monotonic()
+        await asyncio.to_thread(users[index].restore)
+        await asyncio.to_thread(wait_until, lambda: ready(port), 30, f"{name} ready again")
+        seconds["ready"] = time.monotonic() - back
+        await asyncio.to_thread(
+            wait_until, lambda: all_up(sock, count, ramping=True), 30, f"{name} up"
+        )
+        seconds["up"] = time.monotonic() - back
+
+    asyncio.run(load.run_while(fault()))
+    classified = sum(CLASSIFIED in text for text in load.failures)
+    leaked = [text for text in load.failures if any(w in text for w in STORE_OWN_WORDS)]
+    rows += [
+        Row(
+            SECTION,
+            f"store cut for {name} (serving {placed[index]} tenants): calls ok / failed",
+            f"{load.ok} / {load.failed}",
+        ),
+        Row(
+            SECTION,
+            "store cut: failed calls told the classified reason",
+            f"{classified}/{load.failed}",
+            "all",
+            "PASS" if classified == load.failed else "MISS",
+        ),
+        Row(
+            SECTION,
+            "store cut: failed calls told the store's own words",
+            str(len(leaked)),
+            "0",
+            "PASS" if not leaked else "MISS",
+        ),
+        Row(SECTION, "store cut: until unready and out of HAProxy (s)", f"{seconds['down']:.1f}"),
+        Row(SECTION, "store back: until ready again, by itself (s)", f"{seconds['ready']:.1f}"),
+        Row(
+            SECTION, "store back: until HAProxy sends it requests again (s)", f"{seconds['up']:.1f}"
+        ),
+    ]
+    rows += [Row(SECTION, "store cut: a failed call", text) for text in load.failures[:2]]
+    rows += [Row(SECTION, "store cut: a call told the store's words", text) for text in leaked[:2]]
+    after = Load(base, keys, 1)
+    asyncio.run(after.run_while(asyncio.sleep(2 if quick else 5)))
+    rows.append(
+        Row(
+            SECTION,
+            "after the store's return: calls ok / failed",
+            f"{after.ok} / {after.failed}",
+            "0 failed",
+            "PASS" if after.failed == 0 and after.ok else "MISS",
+        )
+    )
+
+
+def initialize_status(base: str, slug: str, key: str) -> int:
+    async def post() -> int:
+        async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as http:
+            url = f"{base}/mcp/t/{slug}"
+            return (await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, key=key)).status_code
+
+    return asyncio.run(post())
+
+
+def wrong_store(
+    deployment: Deployment, base: str, slug: str, key: str, other: dict[str, str], rows: list[Row]
+) -> None:
+    """`revoke_api_key` with another store refuses; with the replicas' own, every replica
+    refuses the key at once."""
+    command = [sys.executable, str(ROOT / "manage.py"), "revoke_api_key", key[:11]]
+    refused = subprocess.run(
+        command, env={**deployment.env, **other}, cwd=ROOT, capture_output=True, text=True
+    )
+    said = refused.returncode == 1 and "(workbench.E001)" in refused.stderr
+    rows.append(
+        Row(
+            SECTION,
+            "revoke_api_key with another store: refused, naming both (workbench.E001)",
+            "yes" if said else f"no: exit {refused.returncode}",
+            "yes",
+            "PASS" if said else "MISS",
+        )
+    )
+    status = initialize_status(base, slug, key)
+    rows.append(
+        Row(
+            SECTION,
+            "the key after the refused command",
+            str(status),
+            "200",
+            "PASS" if status == 200 else "MISS",
+        )
+    )
+    deployment.manage("revoke_api_key", key[:11])
+    revoked = time.monotonic()
+    wait_until(lambda: initialize_status(base, slug, key) == 401, 10, "the key refused")
+    rows.append(
+        Row(
+            SECTION,
+            "revoke_api_key with the replicas' store: until 401 through HAProxy (ms)",
+            f"{(time.monotonic() - revoked) * 1000:.0f}",
+        )
+    )
+
+
+def throttled(sock: Path, name: str) -> bool:
+    """Whether HAProxy still ramps `name` up (slow start: with a consistent hash, some of
+    its tenants still go to the others)."""
+    lines = runtime(sock, "show stat").splitlines()
+    header = lines[0].lstrip("# ").split(",")
+    for line in lines[1:]:
+        fields = dict(zip(header, line.split(","), strict=False))
+        if fields.get("pxname") == "replicas" and fields.get("svname") == name:
+            return bool(fields.get("throttle"))
+    return False
+
+
+def first_answers(
+    replicas: Replicas, sock: Path, base: str, keys: dict[str, str], rows: list[Row]
+) -> None:
+    """A tenant's new session (initialize, open, one call) on r1 just restarted, without
+    warm-up and with it, beside the same on r1 running."""
+    slug = next((slug for slug in keys if 0 in replicas.servers(slug)), None)
+    if slug is None:
+        rows.append(Row(SECTION, "first answer after a restart", "no tenant on r1"))
+        return
+
+    async def session_ms() -> float:
+        start = time.perf_counter()
+        async with tenant_session(base, slug, keys[slug]) as session:
+            result = await session.call_tool("use_tool", ECHO)
+            if result.is_error:
+                raise RuntimeError(f"use_tool: {text_of(result)}")
+        return (time.perf_counter() - start) * 1000
+
+    for warm in (False, True):
+        runtime(sock, "set server replicas/r1 state drain")
+        replicas.stop(0)
+        replicas.start(0, WORKBENCH_WARM_UP_SECONDS="30" if warm else "0")
+        wait_until(lambda: ready(replicas.ports[0]), 60, "r1 ready")
+        runtime(sock, "set server replicas/r1 state ready")
+        wait_until(lambda: all_up(sock, len(replicas.ports)), 30, "r1 up in haproxy")
+        wait_until(lambda: not throttled(sock, "r1"), 30, "r1's slow start over")
+        label = "with warm-up" if warm else "without warm-up"
+        figure = f"a new session's open and call on r1 just restarted, {label} (ms)"
+        rows.append(Row(SECTION, figure, f"{asyncio.run(session_ms()):.0f}"))
+    figure = "the same on r1 running (ms)"
+    rows.append(Row(SECTION, figure, f"{asyncio.run(session_ms()):.0f}"))
+
+
 def main() -> None:
     parser = arguments(__doc__ or "")
     parser.add_argument("--tenants", type=int, default=None)
     options = parser.parse_args()
     tenants = options.tenants or (3 if options.quick else 12)
     per_tenant = 2 if options.quick else 4
+    memory_sessions = 4 if options.quick else 10
     rows: list[Row] = []
     if shutil.which("haproxy") is None:
         rows.append(Row(SECTION, "not measured", "haproxy is not installed (make haproxy)"))
         report(rows, options.json, "Replicas behind HAProxy")
         return
     slugs = [f"t{index:02d}" for index in range(tenants)]
+    memory = str(MEMORY_SERVER) if shutil.which("node") and MEMORY_SERVER.exists() else ""
     with tempfile.TemporaryDirectory(prefix="wb-replicas-") as tmp:
         workdir = Path(tmp)
         cache_url = ""
+        users: list[RedisUser] = []
+        other_store = {"WORKBENCH_STORE_DIR": str(workdir / "other-store")}
         if redis_reachable(REDIS_URL):
             cache_url = f"{REDIS_URL}/{11}"
+            other_store = {"CACHE_URL": f"{REDIS_URL}/{12}"}
             import redis
 
             redis.Redis.from_url(cache_url).flushdb()
+            users = [RedisUser(REDIS_URL) for _ in range(REPLICAS)]
+            for user in users:
+                user.create()
         env = {**GATEWAY_ENV, "WORKBENCH_DRAIN_SECONDS": "1" if options.quick else "3"}
         deployment = Deployment(workdir, cache_url=cache_url, env_extra=env)
         shutil.copyfile(migrated_template(), workdir / "gateway.sqlite3")
-        seeded = deployment.shell(
-            SEED.format(slugs=slugs, python=sys.executable, fixture=str(FIXTURE))
+        seed = SEED.format(
+            slugs=slugs, python=sys.executable, fixture=str(FIXTURE), memory=memory, spare=slugs[0]
         )
-        keys = {
-            line.split()[1]: line.split()[2]
-            for line in seeded.splitlines()
-            if line.startswith("KEY ")
-        }
+        seeded = [line.split() for line in deployment.shell(seed).splitlines()]
+        keys = {fields[1]: fields[2] for fields in seeded if fields[:1] == ["KEY"]}
+        memory_keys = [fields[1] for fields in seeded if fields[:1] == ["MEMKEY"]]
+        spare = next(fields[1] for fields in seeded if fields[:1] == ["SPARE"])
         store = "Redis" if cache_url else "the embedded store"
         rows.append(Row(SECTION, "set-up", f"{REPLICAS} replicas, {tenants} tenants, {store}"))
         replicas = Replicas(deployment, [free_port() for _ in range(REPLICAS)])
+        for index, user in enumerate(users):  # each replica its own Redis user
+            replicas.env[index] = {"CACHE_URL": user.cache_url(11)}
         try:
             # --quick (the smoke test): the shipped configuration only.
             for round_robin in (False,) if options.quick else (True, False):
@@ -426,12 +742,30 @@ def main() -> None:
                     rows.append(
                         Row(SECTION, f"{mode}: tenants on one replica", f"{placed}/{tenants}")
                     )
+                    if memory:
+                        seen = asyncio.run(memory_consistency(base, memory_keys, memory_sessions))
+                        rows.append(
+                            memory_rows(mode, seen, memory_sessions, verdict=not round_robin)
+                        )
                     if round_robin:
                         replicas.stop_all()
                         continue
+                    wrong_store(deployment, base, slugs[0], spare, other_store, rows)
+                    if users:
+                        store_cut(replicas, sock, base, keys, users, rows, quick=options.quick)
+                    if not options.quick:
+                        first_answers(replicas, sock, base, keys, rows)
                     faults(replicas, base, sock, keys, rows, quick=options.quick)
         finally:
             replicas.stop_all()
+            for user in users:
+                user.delete()
+    if not memory:
+        rows.append(
+            Row(SECTION, "server-memory", "not measured: Node or tests/node_modules missing")
+        )
+    if not users:
+        rows.append(Row(SECTION, "store cut", "not measured: Redis not reachable"))
     report(rows, options.json, "Replicas behind HAProxy")
 
 
