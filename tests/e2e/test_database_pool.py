@@ -4,6 +4,7 @@ health checks, and so did every read of the gateway's ORM thread)."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import anyio
@@ -39,7 +40,7 @@ def test_probes_and_key_checks_borrow_pooled_connections(
     )
     deployment = Deployment(tmp_path, env_extra={"DATABASE_URL": url})
     try:
-        _, mcp_url, log = deployment.start_gateway()
+        gateway, mcp_url, log = deployment.start_gateway()
         base = mcp_url.removesuffix("/mcp")
 
         async def requests(probes: int) -> list[int]:
@@ -58,5 +59,9 @@ def test_probes_and_key_checks_borrow_pooled_connections(
         assert statuses == [200] * (2 * PROBES), log.read_text()[-2000:]
         # 20 probes and 20 key checks: at most the pool's growth, not one per request.
         assert opened <= 2, f"{opened} connections opened for {2 * PROBES} requests"
+        # The pool's threads hold no shutdown up: SIGTERM ends the process, cleanly.
+        gateway.send_signal(signal.SIGTERM)
+        assert gateway.wait(timeout=30) in (0, -signal.SIGTERM), log.read_text()[-2000:]
+        assert "Application shutdown complete." in log.read_text()
     finally:
         deployment.stop_all()
