@@ -1,8 +1,10 @@
 """Replicas behind HAProxy (deploy/haproxy.cfg as shipped): tenant placement, a rolling
 restart and a kill -9, with several tenants' sessions calling all along (issue 23).
 
-Three gateway processes share one database (SQLite in WAL, or DATABASE_URL) and one shared
-store (Redis when reachable, else the embedded one): replicas on one machine. Each tenant
+Three gateway processes share one database (PostgreSQL when reachable at BENCH_PG_URL, a
+database made for the run and dropped after it; SQLite in WAL with --quick, the smoke run,
+or without PostgreSQL) and one shared store (Redis when reachable, else the embedded one):
+replicas on one machine. Each tenant
 has a toolbox with one stdio server (tests/servers/fixture_server.py, marked per tenant)
 and its clients use /mcp/t/<tenant-slug>.
 
@@ -71,12 +73,14 @@ from bench.common import (
     wait_until,
 )
 from tests.harness.results import INITIALIZE_PARAMS, raw_rpc
+from tests.pg_reachable import reachable
 
 SECTION = "11 replicas"
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 FIXTURE = ROOT / "tests" / "servers" / "fixture_server.py"
 REPLICAS = 3
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379")
+PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 SEED = """
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 for slug in {slugs!r}:
@@ -683,6 +687,25 @@ def first_answers(
     rows.append(Row(SECTION, "the same on r1 running (ms)", median_ms()))
 
 
+@contextmanager
+def postgres_database(wanted: bool) -> Iterator[str]:
+    """A PostgreSQL database of the run's own (its URL), dropped after; '' when not wanted
+    or PostgreSQL is not reachable."""
+    if not wanted or not reachable(PG_URL):
+        yield ""
+        return
+    import psycopg
+
+    name = f"wb_replicas_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield f"{PG_URL.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def main() -> None:
     parser = arguments(__doc__ or "")
     parser.add_argument("--tenants", type=int, default=None)
@@ -697,7 +720,10 @@ def main() -> None:
         return
     slugs = [f"t{index:02d}" for index in range(tenants)]
     memory = str(MEMORY_SERVER) if shutil.which("node") and MEMORY_SERVER.exists() else ""
-    with tempfile.TemporaryDirectory(prefix="wb-replicas-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="wb-replicas-") as tmp,
+        postgres_database(not options.quick) as database_url,
+    ):
         workdir = Path(tmp)
         cache_url = ""
         users: list[RedisUser] = []
@@ -712,8 +738,13 @@ def main() -> None:
             for user in users:
                 user.create()
         env = {**GATEWAY_ENV, "WORKBENCH_DRAIN_SECONDS": "1" if options.quick else "3"}
+        if database_url:
+            env["DATABASE_URL"] = database_url
         deployment = Deployment(workdir, cache_url=cache_url, env_extra=env)
-        shutil.copyfile(migrated_template(), workdir / "gateway.sqlite3")
+        if database_url:
+            deployment.manage("migrate", "-v0")
+        else:
+            shutil.copyfile(migrated_template(), workdir / "gateway.sqlite3")
         seed = SEED.format(
             slugs=slugs, python=sys.executable, fixture=str(FIXTURE), memory=memory, spare=slugs[0]
         )
@@ -722,7 +753,10 @@ def main() -> None:
         memory_keys = [fields[1] for fields in seeded if fields[:1] == ["MEMKEY"]]
         spare = next(fields[1] for fields in seeded if fields[:1] == ["SPARE"])
         store = "Redis" if cache_url else "the embedded store"
-        rows.append(Row(SECTION, "set-up", f"{REPLICAS} replicas, {tenants} tenants, {store}"))
+        database = "PostgreSQL" if database_url else "SQLite"
+        rows.append(
+            Row(SECTION, "set-up", f"{REPLICAS} replicas, {tenants} tenants, {database}, {store}")
+        )
         replicas = Replicas(deployment, [free_port() for _ in range(REPLICAS)])
         for index, user in enumerate(users):  # each replica its own Redis user
             replicas.env[index] = {"CACHE_URL": user.cache_url(11)}
