@@ -19,7 +19,8 @@ and its clients use /mcp/t/<tenant-slug>.
    round-robin too, in the full run, for contrast).
 5. The shared store cut for one replica (its own Redis user, turned off and its
    connections killed): every failed call's text is the classified one, the replica turns
-   unready and HAProxy moves its tenants; turned on again, it recovers by itself.
+   unready and HAProxy moves its tenants; turned on again, it recovers by itself (the full
+   run only).
 6. A command pointed at another store than the replicas' refuses to run; with theirs, its
    revocation reaches every replica.
 7. A replica's first answer after a restart, with and without warm-up (full run).
@@ -793,7 +794,9 @@ def main() -> None:
                         replicas.stop_all()
                         continue
                     wrong_store(deployment, base, slugs[0], spare, other_store, rows)
-                    if users:
+                    # The smoke run leaves it out: a fault under load, timed by HAProxy's
+                    # checks (the suite's test_store_failure.py covers its answers).
+                    if users and not options.quick:
                         store_cut(replicas, sock, base, keys, users, rows, quick=options.quick)
                     if not options.quick:
                         first_answers(replicas, sock, base, keys, rows)
@@ -808,6 +811,8 @@ def main() -> None:
         )
     if not users:
         rows.append(Row(SECTION, "store cut", "not measured: Redis not reachable"))
+    elif options.quick:
+        rows.append(Row(SECTION, "store cut", "not measured: the full run measures it"))
     report(rows, options.json, "Replicas behind HAProxy")
 
 
