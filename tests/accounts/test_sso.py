@@ -379,20 +379,6 @@ def test_the_egress_policy_applies_to_the_provider(corp: IdP, settings: Any, cap
     assert any("egress refused" in d and "loopback" in d for d in details), details
 
 
-def test_a_front_channel_logout_ends_that_session(corp: IdP) -> None:
-    corp.person("u-lou", ["wb-acme-admins"])
-    client = Client()
-    sign_in(client, "u-lou")
-    sid = SsoSession.objects.get(identity__subject="u-lou").sid
-    url = "/sso/corp/frontchannel-logout"
-    assert Client().get(url, {"iss": "https://elsewhere.example", "sid": sid}).status_code == 400
-    assert Client().get(url, {"iss": corp.issuer, "sid": "not-a-session"}).status_code == 200
-    assert client.get("/admin/").status_code == 200  # nothing ended yet
-    assert Client().get(url, {"iss": corp.issuer, "sid": sid}).status_code == 200
-    assert client.get("/admin/").status_code == 302
-    assert SsoIdentity.objects.get(subject="u-lou").logged_out_at is not None
-
-
 def test_the_consent_page_sends_straight_to_the_only_way_in(corp: IdP, settings: Any) -> None:
     authorize = "/oauth/authorize?client_id=c&response_type=code"
     assert Client().get(authorize)["Location"].startswith("/admin/login/?next=")

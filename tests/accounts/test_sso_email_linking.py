@@ -148,10 +148,14 @@ def test_the_admin_and_the_model_refuse_an_operators_mapping_without_a_provider(
     operator = Client()
     operator.force_login(User.objects.create_superuser("olga"))
     add = "/admin/accounts/ssogroupmapping/add/"
-    refused = operator.post(add, {"provider": "", "group": "platform", "operators": "on"})
+    refused = operator.post(
+        add, {"provider": "", "group": "platform", "role": "viewer", "operators": "on"}
+    )
     assert refused.status_code == 200 and NEEDS_PROVIDER in text_of(refused)
     assert not SsoGroupMapping.objects.exists()
-    saved = operator.post(add, {"provider": "corp", "group": "platform", "operators": "on"})
+    saved = operator.post(
+        add, {"provider": "corp", "group": "platform", "role": "viewer", "operators": "on"}
+    )
     assert saved.status_code == 302
     assert SsoGroupMapping.objects.get().provider == "corp"
     with pytest.raises(ValidationError) as raised:
