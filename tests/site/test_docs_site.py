@@ -86,3 +86,17 @@ def test_no_placeholder_in_the_text_is_taken_for_html() -> None:
         text = re.sub(r"(`+)(?!`).+?(?<!`)\1(?!`)", "", text, flags=re.S)  # code spans
         found += [(page.name, tag) for tag in TAG.findall(text)]
     assert found == []
+
+
+def test_the_readme_is_a_front_door_to_every_page() -> None:
+    """The two commands first, then what it is, a client, and where to read on: every page
+    of the site is one link away (issue 37: the README had grown to 1,244 lines)."""
+    readme = (ROOT / "README.md").read_text()
+    assert readme.startswith("# Workbench\n\n```sh\nmake run ")
+    assert len(readme.splitlines()) <= 300
+    headings = [line for line in readme.splitlines() if line.startswith("## ")]
+    wanted = ["## What `make run` gives you", "## Connect a client", "## Where to read on"]
+    assert [h for h in headings if h in wanted] == wanted
+    read_on = readme.split("## Where to read on\n", 1)[1]
+    pages = [page.name for page in DOCS.glob("*.md") if page.name != "index.md"]
+    assert [name for name in pages if f"(docs/{name})" not in read_on] == []
