@@ -9,9 +9,10 @@ the caller is the same: a tenant and the toolboxes it may use. Every refusal say
 JSON body, with HTTP 401 and a `WWW-Authenticate: Bearer` challenge. Only a request that
 could sign in (no credential, or a refused OAuth access token) is invited to: its challenge
 names the protected resource metadata (RFC 9728), from which OAuth clients discover how. A
-refused API key is not: an OAuth client (`mcp-remote`, say) would answer an invitation by
-starting a sign-in, and the key's own reason would never reach the person who must fix the
-key. `last_used` is written at most once a minute per key, off the request path.
+refused API key is not: signing in does not fix a key. (`mcp-remote` starts a sign-in on any
+401 all the same, sending its headers, the key too, to the registration endpoint: that
+refuses it with this module's reason for the key, `key_refusal`, which is what it shows.)
+`last_used` is written at most once a minute per key, off the request path.
 """
 
 from __future__ import annotations
