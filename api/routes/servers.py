@@ -123,7 +123,7 @@ def list_servers(
     summary="Add a server",
     description=(
         "At the end of the toolbox. Tenant admins make servers from the catalog "
-        "(`catalog_entry` and its `parameters`); only operators set how a raw server runs "
+        "(`catalog` and its `parameters`); only operators set how a raw server runs "
         "(403 otherwise)."
     ),
 )
