@@ -18,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from toolboxes.config_file import ConfigError, export_tenant, import_tenant, json_path
+from toolboxes.config_file.plan import Plan, plan_of
 from toolboxes.destinations import destination_of, moved, type_again
 from toolboxes.models import Server, Tenant, Toolbox
 
@@ -154,54 +154,12 @@ def refuse_moved_secrets(kept: Kept, before: dict[str, Toolbox | Server], tenant
             raise ConfigError(f"{where}: {type_again(what)}")
 
 
-@dataclass
-class Plan:
-    created: list[str] = field(default_factory=list)
-    changed: dict[str, list[str]] = field(default_factory=dict)
-    deleted: list[str] = field(default_factory=list)
-    # What was deleted, as read before (its pk and repr, for the admin's history).
-    gone: dict[str, Toolbox | Server] = field(default_factory=dict, repr=False)
-
-    @property
-    def empty(self) -> bool:
-        return not (self.created or self.changed or self.deleted)
-
-
 def _servers(document: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
     return {
         f"{toolbox_name}/{server_name}": (position, server)
         for toolbox_name, toolbox in document["toolboxes"].items()
         for position, (server_name, server) in enumerate(toolbox["mcpServers"].items())
     }
-
-
-def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
-    """What changed between two documents: toolboxes (`dev`) and servers (`dev/fs`), a
-    changed one with the names of its fields that changed (never their values)."""
-    plan = Plan()
-    old_boxes, new_boxes = before["toolboxes"], after["toolboxes"]
-    plan.created += [name for name in new_boxes if name not in old_boxes]
-    plan.deleted += [name for name in old_boxes if name not in new_boxes]
-    for name in new_boxes:
-        if name in old_boxes and old_boxes[name]["description"] != new_boxes[name]["description"]:
-            plan.changed[name] = ["description"]
-    old, new = _servers(before), _servers(after)
-    plan.created += [name for name in new if name not in old]
-    plan.deleted += [name for name in old if name not in new]
-    for name, (position, server) in new.items():
-        if name not in old:
-            continue
-        old_position, old_server = old[name]
-        fields = sorted(
-            key
-            for key in {*server, *old_server}
-            if server.get(key, None) != old_server.get(key, None)
-        )
-        if position != old_position:
-            fields.append("position")
-        if fields:
-            plan.changed[name] = fields
-    return plan
 
 
 def raw_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

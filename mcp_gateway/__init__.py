@@ -75,6 +75,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
+    # Why /mcp refuses an API key (accounts' OAuth client registration)
+    "key_refusal": ("mcp_gateway.front.auth", "key_refusal"),
 }
 
 __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
@@ -112,6 +114,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "finish_sign_in",
     "installation_prefix",
     "is_gateway_path",
+    "key_refusal",
     "key_sees",
     "named_paths",
     "open_sandboxed",

@@ -79,13 +79,22 @@ def entry_of(actor: Actor, server_id: int) -> Entry:
         raise Problem(403, SHARED_BY_ADMINS) from None
 
 
-@router.get(BASE, response={200: list[ConnectedOut], **ERRORS}, tags=["me"])
+@router.get(
+    BASE,
+    response={200: list[ConnectedOut], **ERRORS},
+    tags=["me"],
+    summary="List my connected accounts",
+)
 def list_connected(request: HttpRequest) -> list[ConnectedOut]:
     """All at once: bounded by the servers of the caller's tenants that need a sign-in."""
     return [ConnectedOut.of(entry) for entry in mine(actor_of(request))]
 
 
-@router.post(BASE + "/{server_id}/link", response={201: ConnectLinkOut, **ERRORS})
+@router.post(
+    BASE + "/{server_id}/link",
+    response={201: ConnectLinkOut, **ERRORS},
+    summary="Get a connect link",
+)
 def connect_link(request: HttpRequest, server_id: int) -> Status[ConnectLinkOut]:
     """A link that signs the caller in to that server (as `AUTH_REQUIRED`'s does)."""
     actor = actor_of(request)
@@ -95,7 +104,9 @@ def connect_link(request: HttpRequest, server_id: int) -> Status[ConnectLinkOut]
     return Status(201, ConnectLinkOut(connect_url=link))
 
 
-@router.delete(BASE + "/{server_id}", response={204: None, **ERRORS})
+@router.delete(
+    BASE + "/{server_id}", response={204: None, **ERRORS}, summary="Disconnect an account"
+)
 def disconnect(request: HttpRequest, server_id: int) -> Status[None]:
     """Deleted here at once, revoked at the vendor once committed; nothing to do: 204."""
     actor = actor_of(request)

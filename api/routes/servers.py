@@ -149,7 +149,16 @@ def refuse_moved_secrets(server: Server, before: Any, kept_values: list[str]) ->
         raise invalid([{"field": path, "message": type_again(what)} for path in kept_values])
 
 
-@router.get(BASE, response={200: Page[ServerOut], **ERRORS})
+@router.get(
+    BASE,
+    response={200: Page[ServerOut], **ERRORS},
+    summary="List a toolbox's servers",
+    description=(
+        "In the toolbox's order (the order `open_toolbox` lists their tools in), a page at "
+        "a time. Secret values are never answered, only their names; how a raw server runs "
+        "(command, arguments, URL, ...) is shown to operators only."
+    ),
+)
 def list_servers(
     request: HttpRequest, slug: str, name: str, paging: Query[PageQuery]
 ) -> Page[ServerOut]:
@@ -161,7 +170,16 @@ def list_servers(
     )
 
 
-@router.post(BASE, response={201: ServerOut, **ERRORS})
+@router.post(
+    BASE,
+    response={201: ServerOut, **ERRORS},
+    summary="Add a server",
+    description=(
+        "At the end of the toolbox. Tenant admins make servers from the catalog "
+        "(`catalog` and its `parameters`); only operators set how a raw server runs "
+        "(403 otherwise)."
+    ),
+)
 def create_server(
     request: HttpRequest, slug: str, name: str, payload: ServerIn
 ) -> Status[ServerOut]:
@@ -176,14 +194,27 @@ def create_server(
     return Status(201, ServerOut.of(server, actor.operator))
 
 
-@router.get(BASE + "/{server}", response={200: ServerOut, **ERRORS})
+@router.get(
+    BASE + "/{server}",
+    response={200: ServerOut, **ERRORS},
+    summary="Get a server",
+    description=("As listed: secret values left out, how a raw server runs for operators only."),
+)
 def get_server(request: HttpRequest, slug: str, name: str, server: str) -> ServerOut:
     actor = actor_of(request)
     found = server_of(toolbox_of(actor.tenant(slug), name), server)
     return ServerOut.of(found, actor.operator)
 
 
-@router.patch(BASE + "/{server}", response={200: ServerOut, **ERRORS})
+@router.patch(
+    BASE + "/{server}",
+    response={200: ServerOut, **ERRORS},
+    summary="Change a server",
+    description=(
+        "Only the fields given. A null secret value (env, headers, a secret parameter) "
+        "keeps the stored one."
+    ),
+)
 def change_server(
     request: HttpRequest, slug: str, name: str, server: str, payload: ServerPatch
 ) -> ServerOut:
@@ -199,7 +230,16 @@ def change_server(
     return ServerOut.of(found, actor.operator)
 
 
-@router.put(BASE + "/{server}/tool-filters", response={200: ServerOut, **ERRORS})
+@router.put(
+    BASE + "/{server}/tool-filters",
+    response={200: ServerOut, **ERRORS},
+    summary="Set a server's tool filters",
+    description=(
+        'Which of its tools the toolbox exposes: ["*"] all, a list of names, [] none. A '
+        "tool filtered out is not listed by `open_toolbox`, and `use_tool` answers "
+        "TOOL_NOT_FOUND for it (the call log records it as `filtered`)."
+    ),
+)
 def set_tool_filters(
     request: HttpRequest, slug: str, name: str, server: str, payload: ToolFiltersIn
 ) -> ServerOut:
@@ -212,7 +252,12 @@ def set_tool_filters(
     return ServerOut.of(found, actor.operator)
 
 
-@router.delete(BASE + "/{server}", response={204: None, **ERRORS})
+@router.delete(
+    BASE + "/{server}",
+    response={204: None, **ERRORS},
+    summary="Delete a server",
+    description=("Clients that opened its toolbox stop seeing its tools at their next request."),
+)
 def delete_server(request: HttpRequest, slug: str, name: str, server: str) -> HttpResponse:
     actor = actor_of(request)
     found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)
