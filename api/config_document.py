@@ -27,7 +27,17 @@ from toolboxes.models import Server, Tenant, Toolbox
 
 SECRET_MAPS = ("env", "headers")
 # How a raw server runs: shown to operators only, null for others (kept when applied).
-RAW_KEYS = ("command", "args", "cwd", "url", "mounts", "network", "egressAllow", "limits")
+RAW_KEYS = (
+    "command",
+    "args",
+    "cwd",
+    "url",
+    "mounts",
+    "network",
+    "egressAllow",
+    "limits",
+    "hostPorts",
+)
 RAW_CHANGES = {*RAW_KEYS, *SECRET_MAPS, "type", "catalog"}
 NO_STORED_VALUE = "has no stored value to keep"
 

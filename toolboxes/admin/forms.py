@@ -71,6 +71,7 @@ class ServerForm(forms.ModelForm):
         widgets = {
             "mounts": forms.Textarea(attrs={"rows": 2}),
             "egress_allow": forms.Textarea(attrs={"rows": 1}),
+            "host_ports": forms.Textarea(attrs={"rows": 1}),
         }
 
     class Media:
