@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import errno
 import functools
+import logging
 import tempfile
 
 from mcp_gateway.downstream.failures import ClassifiedFailure
+
+logger = logging.getLogger("workbench.sandbox")
+UNKNOWN = -1  # libseccomp's __NR_SCMP_ERROR: a name this libseccomp does not know
 
 # Refused with EPERM whatever their arguments.
 REFUSED = (
@@ -117,8 +121,12 @@ def program() -> bytes:
     if seccomp.system_arch() == seccomp.Arch.X86_64:
         rules.add_arch(seccomp.Arch.X86)
         rules.add_arch(seccomp.Arch.X32)
+    unknown = [n for n in REFUSED if seccomp.resolve_syscall(seccomp.Arch.NATIVE, n) == UNKNOWN]
+    if unknown:  # an older libseccomp than Debian 12's 2.5.4
+        logger.warning("sandbox seccomp: libseccomp does not know %s", ", ".join(unknown))
     for name in REFUSED:
-        rules.add_rule(refuse, name)
+        if name not in unknown:
+            rules.add_rule(refuse, name)
     for flag in (*CLONE_NEW.values(), CLONE_NEWTIME):
         rules.add_rule(refuse, "unshare", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     for flag in CLONE_NEW.values():

@@ -157,3 +157,17 @@ def test_without_libseccomp_the_sandbox_says_how_to_fix_it(monkeypatch):
         "stdio servers unsandboxed"
     )
     assert caught.value.detail == "RuntimeError('Unable to find libseccomp')"
+
+
+def test_a_name_this_libseccomp_does_not_know_is_left_out_and_said(monkeypatch, caplog):
+    """An older libseccomp than Debian 12's lacks the newest names: the filter is built
+    without them (the rest still refused), and the log says which."""
+    normal = seccomp.program()
+    monkeypatch.setattr(seccomp, "REFUSED", (*seccomp.REFUSED, "no_such_call"))
+    seccomp.program.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="workbench.sandbox"):
+            assert seccomp.program() == normal
+    finally:
+        seccomp.program.cache_clear()
+    assert caplog.messages == ["sandbox seccomp: libseccomp does not know no_such_call"]
