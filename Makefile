@@ -38,7 +38,7 @@ $(VENV)/.test-installed: $(VENV)/.installed
 # Stdio servers run in bubblewrap (WORKBENCH_SANDBOX=bwrap, the default), their network
 # through slirp4netns filtered by nftables rules: install what is missing when we can
 # (apt-get as root); otherwise say what to install. Skipped with WORKBENCH_SANDBOX=none.
-SANDBOX_PACKAGES := bwrap:bubblewrap slirp4netns:slirp4netns nft:nftables
+SANDBOX_PACKAGES := bwrap:bubblewrap slirp4netns:slirp4netns nft:nftables scmp_sys_resolver:seccomp
 sandbox:
 	@missing=""; for pair in $(SANDBOX_PACKAGES); do \
 		command -v $${pair%%:*} >/dev/null 2>&1 || \

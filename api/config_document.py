@@ -41,6 +41,7 @@ RAW_KEYS = (
     "egressAllow",
     "limits",
     "auth",
+    "hostPorts",
 )
 RAW_CHANGES = {*RAW_KEYS, *SECRET_MAPS, "type", "catalog"}
 CLIENT_SECRET = "clientSecret"  # in a server's "auth"

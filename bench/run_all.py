@@ -48,6 +48,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["floor.py"], "9 floor"),
     (["sandbox_network.py"], "10 sandbox network"),
     (["replicas.py"], "11 replicas"),
+    (["sandbox_seccomp.py"], "12 sandbox seccomp"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 QUICK_TIMEOUT = 170.0

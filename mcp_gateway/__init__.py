@@ -54,6 +54,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "SANDBOX_HOME": (f"{_SANDBOX}.argv", "HOME"),
     "sandbox_launch": (f"{_SANDBOX}.argv", "launch"),
     "open_sandboxed": (f"{_SANDBOX}.start", "open_sandboxed"),
+    "seccomp_program": (f"{_SANDBOX}.seccomp", "program"),
     "bounded_stdio_client": ("mcp_gateway.downstream.stdio", "bounded_stdio_client"),
     # Where a remote address may be reached (accounts' client metadata documents)
     "EgressPolicy": ("mcp_gateway.downstream.egress", "EgressPolicy"),
@@ -123,6 +124,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "revoke_sign_in",
     "root_pattern",
     "sandbox_launch",
+    "seccomp_program",
     "shared_cache",
     "tenant_endpoint",
     "tenant_roots",

@@ -28,6 +28,7 @@ SECTIONS = (
     "9 floor",
     "10 sandbox network",
     "11 replicas",
+    "12 sandbox seccomp",
 )
 
 
@@ -51,7 +52,10 @@ def run_quick(script: str, *args: str) -> None:
     [
         pytest.param(SECTIONS[0], marks=pytest.mark.once),  # latency
         pytest.param(SECTIONS[10], marks=pytest.mark.once_pg),  # replicas behind HAProxy
-        *(pytest.param(section, marks=pytest.mark.bench) for section in SECTIONS[1:10]),
+        *(
+            pytest.param(section, marks=pytest.mark.bench)
+            for section in (*SECTIONS[1:10], *SECTIONS[11:])
+        ),
     ],
 )
 def test_every_benchmark_script_runs(tmp_path, section):
@@ -82,6 +86,10 @@ def test_every_benchmark_script_runs(tmp_path, section):
         assert f"| {section} | {refused} | yes | yes | PASS |" in table
         if "| server-memory | not measured" not in table:
             assert "server-memory, new sessions that saw the entity | 4/4 | 4/4 | PASS |" in table
+    if section == "12 sandbox seccomp":
+        for figure in ("empty sandbox, start to exit (ms)", "mcp-server-time, spawn"):
+            assert f"| {section} | {figure}" in table
+        assert "the filter adds (median)" in table
     assert "2 cores" in table or "cores (nproc)" in table
 
 

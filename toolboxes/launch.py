@@ -20,6 +20,7 @@ SANDBOX_FIELDS = (
     "cpu_limit_seconds",
     "open_files_limit",
     "egress_allow",
+    "host_ports",
 )
 
 
@@ -41,6 +42,7 @@ class ServerLaunch:
     cpu_limit_seconds: int | None
     open_files_limit: int | None
     egress_allow: list[str]
+    host_ports: list[str]
     # How the gateway signs in (toolboxes.models.sign_in): the server's, or its entry's.
     auth: str = "none"
     oauth_client: dict[str, str] = field(default_factory=dict, repr=False)

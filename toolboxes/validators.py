@@ -127,7 +127,9 @@ def _path_within(path: str, parent: str) -> bool:
 
 def validate_egress_allow(value: Any) -> None:
     """A server's network allowance (operators only): networks in CIDR form and host
-    names, read as WORKBENCH_EGRESS_ALLOW's items are (the gateway's sandbox network)."""
+    names, read as WORKBENCH_SANDBOX_EGRESS_ALLOW's items are (the gateway's sandbox
+    network). A network that holds the host's loopback opens none of its ports
+    (`validate_host_ports`)."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError("must be a list of networks or host names", code="not_a_list")
     for index, item in enumerate(value):
@@ -142,3 +144,65 @@ def validate_egress_allow(value: Any) -> None:
 
 
 _ALLOWED_HOST = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+")
+
+
+# The host's loopback as a server's host ports name it (inside the sandbox: 10.0.2.2).
+HOST_LOOPBACK = "127.0.0.1"
+_HOST_PORT = re.compile(r"([^:\s]+):([0-9]{1,5})")
+HOST_PORTS_FORM = 'must be a list of "127.0.0.1:PORT" items'
+
+
+def validate_host_ports(value: Any) -> None:
+    """A server's host ports (operators only): TCP ports on the host's loopback that this
+    server may reach (inside its sandbox as 10.0.2.2:PORT), each `127.0.0.1:PORT`. No
+    network allowance opens the host's loopback; only these do, one port at a time, and
+    never the gateway's own database or shared store."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError(HOST_PORTS_FORM, code="not_a_list")
+    own = gateway_ports(settings.DATABASES["default"], settings.CACHES["default"])
+    seen: set[int] = set()
+    for index, item in enumerate(value):
+        found = _HOST_PORT.fullmatch(item)
+        if found is None:
+            raise ValidationError(
+                f"item {index}: '{item}' is not 127.0.0.1:PORT", code="bad_host_port"
+            )
+        host, port = found.group(1), int(found.group(2))
+        if host != HOST_LOOPBACK:
+            raise ValidationError(
+                f"item {index}: '{item}': only the host's loopback (127.0.0.1) is named here; "
+                "other hosts go in the network allowance",
+                code="not_loopback",
+            )
+        if not 1 <= port <= 65535:
+            raise ValidationError(
+                f"item {index}: '{item}': the port must be between 1 and 65535", code="bad_port"
+            )
+        if port in seen:
+            raise ValidationError(f"item {index}: '{item}' is named twice", code="duplicate")
+        seen.add(port)
+        if port in own:
+            raise ValidationError(
+                f"item {index}: '{item}' is {own[port]}: no server may reach it",
+                code="gateway_port",
+            )
+
+
+def host_port_numbers(value: list[str]) -> tuple[int, ...]:
+    """The port numbers of validated host ports."""
+    return tuple(int(item.rsplit(":", 1)[1]) for item in value)
+
+
+def gateway_ports(database: dict[str, Any], cache: dict[str, Any]) -> dict[int, str]:
+    """The host loopback ports of the gateway's own database and shared store (Django's
+    DATABASES["default"] and CACHES["default"]), and what each is."""
+    loopback = {"", "localhost", "127.0.0.1", "::1"}
+    ports: dict[int, str] = {}
+    if "postgresql" in database["ENGINE"] and str(database.get("HOST") or "") in loopback:
+        ports[int(database.get("PORT") or 5432)] = "the gateway's database"
+    location = cache.get("LOCATION") or ""
+    for url in [location] if isinstance(location, str) else location:
+        parts = urlsplit(url)
+        if parts.scheme.startswith("redis") and (parts.hostname or "") in loopback:
+            ports[parts.port or 6379] = "the gateway's shared store"
+    return ports

@@ -275,6 +275,8 @@ WORKBENCH_ENV_REFERENCES: list[str] = env.list("WORKBENCH_ENV_REFERENCES", defau
 WORKBENCH_ENV_FILE_NAMES: frozenset[str] = env_file_names(
     os.environ.get("WORKBENCH_ENV_FILE", BASE_DIR / ".env")
 )
+# Remote servers (and the sign-in flows' requests) only; sandboxed stdio servers have their
+# own allowance below.
 WORKBENCH_EGRESS_ALLOW: list[str] = env.list("WORKBENCH_EGRESS_ALLOW", default=[])
 WORKBENCH_MAX_TOOLS_PER_SERVER: int = env.int("WORKBENCH_MAX_TOOLS_PER_SERVER", default=1000)
 WORKBENCH_MAX_TOOL_PAGES: int = env.int("WORKBENCH_MAX_TOOL_PAGES", default=100)
@@ -303,6 +305,11 @@ WORKBENCH_SANDBOX_UID_CLAIMS_DIR: str = env.str(
     "WORKBENCH_SANDBOX_UID_CLAIMS_DIR", default=_D.sandbox_uid_claims_dir
 )
 WORKBENCH_SANDBOX_TMP_MB: int = env.int("WORKBENCH_SANDBOX_TMP_MB", default=_SANDBOX.tmp_mb)
+# Networks and host names every sandboxed stdio server may reach beyond public addresses
+# (each server may add its own: `egress_allow`). Never the host's loopback, whatever the
+# networks named: a server reaches a host port only when an operator names it on that
+# server (`host_ports`).
+WORKBENCH_SANDBOX_EGRESS_ALLOW: list[str] = env.list("WORKBENCH_SANDBOX_EGRESS_ALLOW", default=[])
 # The host directories a tenant admin may name in a server's parameters (README, "Security
 # model"): `{tenant}` is the tenant's slug; empty (the default): none, only mounts an
 # operator configures.

@@ -34,6 +34,7 @@ from toolboxes import versions
 from toolboxes.installation import describe_database, installation_id
 from toolboxes.launch import ServerLaunch, launch_of
 from toolboxes.models import ApiKey, Server, Tenant
+from toolboxes.validators import host_port_numbers
 
 
 def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
@@ -113,7 +114,8 @@ def _sandbox_spec(tenant_id: int, server: ServerLaunch, roots: tuple[str, ...]) 
         server.open_files_limit,
     )
     allow = tuple(server.egress_allow)
-    return SandboxSpec(tenant_id, mounts, server.network, limits, allow, roots)
+    ports = host_port_numbers(server.host_ports)
+    return SandboxSpec(tenant_id, mounts, server.network, limits, allow, roots, ports)
 
 
 def _pins(server: Server, pinned: dict[int, tool_pins.ServerPins]) -> Pins:

@@ -7,7 +7,9 @@ decimal, hex, IPv4-mapped IPv6, NAT64 or 6to4 all resolve or unwrap to the addre
 checked); then the connection goes to the checked address, so DNS cannot change between
 the check and the connect. Every request of a remote transport goes through this, so a
 redirect to a refused address is refused too. The operator allows exceptions
-(`WORKBENCH_EGRESS_ALLOW`: CIDRs and host names).
+(`WORKBENCH_EGRESS_ALLOW`: CIDRs and host names). Sandboxed stdio servers have an
+allowance of their own (`WORKBENCH_SANDBOX_EGRESS_ALLOW`, `sandbox.network_rules`): the
+host's loopback allowed to reach one local remote server opens nothing to them.
 """
 
 from __future__ import annotations
@@ -92,7 +94,13 @@ class EgressPolicy:
 
     @classmethod
     def from_settings(cls) -> EgressPolicy:
+        """Remote servers' (and the sign-in flows'): WORKBENCH_EGRESS_ALLOW."""
         return cls(settings.WORKBENCH_EGRESS_ALLOW)
+
+    @classmethod
+    def for_sandboxes(cls) -> EgressPolicy:
+        """Sandboxed stdio servers': WORKBENCH_SANDBOX_EGRESS_ALLOW."""
+        return cls(settings.WORKBENCH_SANDBOX_EGRESS_ALLOW)
 
     def allows_address(self, ip: IPAddress) -> bool:
         if refused_kind(ip) is None:

@@ -1,6 +1,6 @@
 """What one stdio server's configuration says about its sandbox: mounts, network, limits,
-egress allowance, its tenant's directories. Plain values; the rules that turn them into an
-argv are `downstream.sandbox`."""
+egress allowance, its tenant's directories, host ports. Plain values; the rules that turn
+them into an argv are `downstream.sandbox`."""
 
 from __future__ import annotations
 
@@ -44,10 +44,12 @@ class SandboxSpec:
     network: bool = True
     limits: Limits = field(default_factory=Limits)
     # Networks and host names this server may reach beyond public addresses (an
-    # operator's allowance, added to WORKBENCH_EGRESS_ALLOW's).
+    # operator's allowance, added to WORKBENCH_SANDBOX_EGRESS_ALLOW's).
     egress_allow: tuple[str, ...] = ()
     # The host directories its tenant's admins may name (downstream.sandbox.paths.tenant_roots).
     roots: tuple[str, ...] = ()
+    # TCP ports of the host's loopback it may reach (an operator's, named one by one).
+    host_ports: tuple[int, ...] = ()
 
     def mounts_bound(self) -> list[tuple[str, bool]]:
         return [(mount.path, mount.writable) for mount in self.mounts]
@@ -55,4 +57,6 @@ class SandboxSpec:
     def material(self) -> list[object]:
         """What the connection fingerprint includes."""
         mounts = [[mount.path, mount.writable] for mount in self.mounts]
-        return [mounts, self.network, list(self.limits.as_tuple()), list(self.egress_allow)]
+        material = [mounts, self.network, list(self.limits.as_tuple()), list(self.egress_allow)]
+        # Only when set: the fingerprints of servers without host ports stay as they were.
+        return [*material, list(self.host_ports)] if self.host_ports else material

@@ -1,5 +1,6 @@
-"""Real published MCP servers behind the gateway: PyPI's mcp-server-time and
-mcp-server-git, npm's server-memory and server-filesystem (when Node is present)."""
+"""Real published MCP servers behind the gateway, each in the sandbox (its seccomp filter
+too): PyPI's mcp-server-time and mcp-server-git, npm's server-memory, server-filesystem
+and server-everything (when Node is present)."""
 
 import json
 import os
@@ -12,6 +13,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
+from tests.harness.procs import processes_with, read_proc
 from tests.harness.results import payload, text_of, use
 from tests.harness.tenant_dirs import tenant_dir
 
@@ -25,6 +27,22 @@ needs_node = pytest.mark.skipif(
     reason="Node or the npm test servers are missing (make test installs them when Node is "
     "present: npm ci --prefix tests)",
 )
+
+
+def seccomp_modes(setup, marker: str) -> list[str]:
+    """The seccomp mode (/proc/<pid>/status) of each process of this tenant's uid running
+    `marker`: 2 is a filter."""
+    uid = str(settings.WORKBENCH_SANDBOX_UID_BASE + setup.tenant.pk)
+    modes = []
+    for pid in processes_with(marker):
+        status = dict(
+            line.split(":\t", 1)
+            for line in read_proc(f"/proc/{pid}/status").splitlines()
+            if ":\t" in line
+        )
+        if status.get("Uid", "").split("\t")[0] == uid:
+            modes.append(status["Seccomp"])
+    return modes
 
 
 async def add_server(setup, toolbox, name, command, *args, **fields):
@@ -68,6 +86,9 @@ async def test_time_and_git_from_pypi(live_gateway, amake_setup):
         # Argument validation is the downstream server's own.
         bad = await session.call_tool("use_tool", use("dev", "time", "get_current_time", {}))
         assert bad.is_error
+        # Each answered from under the sandbox's seccomp filter.
+        assert seccomp_modes(setup, "mcp_server_time") == ["2"]
+        assert seccomp_modes(setup, "mcp_server_git") == ["2"]
 
 
 @needs_node
@@ -116,3 +137,28 @@ async def test_memory_and_filesystem_from_npm(live_gateway, amake_setup):
             use("dev", "filesystem", "read_text_file", {"path": str(shown / "hello.txt")}),
         )
         assert "hello from the filesystem server" in text_of(read)
+        assert seccomp_modes(setup, "mcp-server-memory") == ["2"]
+        assert seccomp_modes(setup, "mcp-server-filesystem") == ["2"]
+
+
+@needs_node
+async def test_everything_from_npm_in_the_sandbox(live_gateway, amake_setup):
+    """npm's server-everything over stdio, sandboxed (its seccomp filter too): it starts,
+    lists its tools and answers (issue 31)."""
+    setup = await amake_setup()
+    toolbox = await setup.atoolbox("dev")
+    everything = str(NODE_BIN / "mcp-server-everything")
+    await add_server(setup, toolbox, "everything", everything, "stdio", tool_filters=["*"])
+    async with live_gateway.session(setup.key) as session:
+        data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        names = {tool["name"] for tool in data["tools"]}
+        assert {"echo", "get-sum"} <= names, names
+        echoed = await session.call_tool(
+            "use_tool", use("dev", "everything", "echo", {"message": "hi"})
+        )
+        summed = await session.call_tool(
+            "use_tool", use("dev", "everything", "get-sum", {"a": 2, "b": 3})
+        )
+        assert seccomp_modes(setup, "mcp-server-everything") == ["2"]
+    assert "hi" in text_of(echoed)
+    assert "5" in text_of(summed)

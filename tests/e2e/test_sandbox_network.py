@@ -1,10 +1,13 @@
-"""A sandboxed server's network, end to end through /mcp (issue 20): with the network on
-(the default) the hostile server reaches none of the host's services (the gateway's port,
-Redis, PostgreSQL, a listener of the test's, the host's own address, the host's loopback
-as 10.0.2.2) nor cloud metadata, each refused at once rather than left to time out; a
-test host in a network namespace of the test's own is reached only when the gateway's
-WORKBENCH_EGRESS_ALLOW or the server's own allowance names its network; with the network
-off nothing is reached. One gateway and one tenant for the module; four sandboxes."""
+"""A sandboxed server's network, end to end through /mcp (issues 20 and 31): with the
+network on (the default) the hostile server reaches none of the host's services (the
+gateway's port, Redis, PostgreSQL, a listener of the test's, the host's own address, the
+host's loopback as 10.0.2.2) nor cloud metadata, each refused at once rather than left to
+time out; a test host in a network namespace of the test's own is reached only when
+WORKBENCH_SANDBOX_EGRESS_ALLOW or the server's own allowance names its network; no
+allowance opens the host's loopback (not the remote servers' WORKBENCH_EGRESS_ALLOW, not
+an allowance covering 127.0.0.0/8): only the ports an operator names on the server, each
+alone; with the network off nothing is reached. One gateway and one tenant for the
+module; six sandboxes."""
 
 from __future__ import annotations
 
@@ -41,15 +44,17 @@ def test_host() -> Iterator[netns.TestHost]:
 
 
 @pytest.fixture(scope="module")
-def world(module_db, test_host) -> TenantSetup:
+def world(module_db, test_host, listener) -> TenantSetup:
     """One hostile server per case, each in a toolbox of its own (a connection is kept per
     server, and the gateway's allowance is read when the sandbox starts)."""
     setup = make_tenant_setup("net")
     cases = {
         "refused": {},
-        "gateway-allows": {},
-        "server-allows": {"egress_allow": [test_host.network]},
+        "sandboxes-allow": {},
+        "server-allows": {"egress_allow": [test_host.network, "127.0.0.0/8"]},
         "off": {"network": False},
+        "remote-loopback": {},
+        "host-port": {"host_ports": [f"127.0.0.1:{listener}"]},
     }
     for toolbox, fields in cases.items():
         setup.hostile_server(toolbox, **fields)
@@ -113,7 +118,7 @@ def gateway_port(live_gateway: LiveGateway) -> int:
 async def test_with_the_network_on_the_hosts_services_and_metadata_are_refused(
     live_gateway, key, settings, listener, test_host
 ):
-    settings.WORKBENCH_EGRESS_ALLOW = []  # the suite's default allows loopback
+    settings.WORKBENCH_EGRESS_ALLOW = ["127.0.0.0/8"]  # remote servers' alone: moot here
     gateway = gateway_port(live_gateway)
     own = host_address()
     # The controls: each is there to be reached, from the host.
@@ -138,20 +143,20 @@ async def test_with_the_network_on_the_hosts_services_and_metadata_are_refused(
     assert found == expected
 
 
-async def test_a_test_host_is_reached_when_the_gateways_allowance_names_its_network(
+async def test_a_test_host_is_reached_when_the_sandboxes_allowance_names_its_network(
     live_gateway, key, settings, listener, test_host
 ):
-    # The host's loopback too: then, and only then, it is reached as 10.0.2.2.
-    settings.WORKBENCH_EGRESS_ALLOW = [test_host.network, "127.0.0.1/32"]
+    # The host's loopback too: it opens no port of the host's (only host ports do).
+    settings.WORKBENCH_SANDBOX_EGRESS_ALLOW = [test_host.network, "127.0.0.1/32"]
     own = host_address()
     targets = [[test_host.address, test_host.port], [HOST_LOOPBACK, listener], list(METADATA)]
     targets += [[own, listener]] if own else []
 
-    found = await connect(live_gateway, key, "gateway-allows", targets)
+    found = await connect(live_gateway, key, "sandboxes-allow", targets)
 
     expected = {
         f"{test_host.address}:{test_host.port}": "connected",
-        f"{HOST_LOOPBACK}:{listener}": "connected",
+        f"{HOST_LOOPBACK}:{listener}": REFUSED,
         f"{METADATA[0]}:{METADATA[1]}": REFUSED,
     }
     assert found == expected | ({f"{own}:{listener}": REFUSED} if own else {})
@@ -160,7 +165,7 @@ async def test_a_test_host_is_reached_when_the_gateways_allowance_names_its_netw
 async def test_a_test_host_is_reached_when_the_servers_own_allowance_names_its_network(
     live_gateway, key, settings, listener, test_host
 ):
-    settings.WORKBENCH_EGRESS_ALLOW = []
+    # Its allowance names 127.0.0.0/8 too: no port of the host's for that.
     targets = [[test_host.address, test_host.port], [HOST_LOOPBACK, listener], list(METADATA)]
 
     found = await connect(live_gateway, key, "server-allows", targets)
@@ -175,7 +180,7 @@ async def test_a_test_host_is_reached_when_the_servers_own_allowance_names_its_n
 async def test_with_the_network_off_nothing_is_reached(
     live_gateway, key, settings, listener, test_host
 ):
-    settings.WORKBENCH_EGRESS_ALLOW = [test_host.network, "127.0.0.0/8"]  # moot: no network
+    settings.WORKBENCH_SANDBOX_EGRESS_ALLOW = [test_host.network]  # moot: no network
     gateway = gateway_port(live_gateway)
     targets = [
         ["127.0.0.1", gateway],
@@ -191,4 +196,41 @@ async def test_with_the_network_off_nothing_is_reached(
         f"{test_host.address}:{test_host.port}": NO_ROUTE,
         f"{HOST_LOOPBACK}:{listener}": NO_ROUTE,
         f"{METADATA[0]}:{METADATA[1]}": NO_ROUTE,
+    }
+
+
+async def test_the_remote_servers_loopback_allowance_opens_no_host_port_to_a_sandbox(
+    live_gateway, key, settings, listener
+):
+    """Issue 31, finding 4: an operator allows the host's loopback to reach one local
+    remote server; a hostile stdio server (another tenant's, any tenant's) tries the
+    gateway's port, Redis and PostgreSQL through slirp4netns' 10.0.2.2."""
+    settings.WORKBENCH_EGRESS_ALLOW = ["127.0.0.1/32"]
+    gateway = gateway_port(live_gateway)
+    ports = (gateway, REDIS, POSTGRESQL, listener)
+    assert all(reachable_from_here("127.0.0.1", port) for port in ports)  # there to be reached
+    targets = [[HOST_LOOPBACK, port] for port in ports]
+
+    found = await connect(live_gateway, key, "remote-loopback", targets)
+
+    assert found == {f"{HOST_LOOPBACK}:{port}": REFUSED for port in ports}
+
+
+async def test_a_host_port_named_on_the_server_is_reached_and_no_other(
+    live_gateway, key, settings, listener
+):
+    """The operator's way to a local service: its port, named on the server. The rest of
+    the host's loopback stays out of reach, whatever the allowances."""
+    settings.WORKBENCH_EGRESS_ALLOW = ["127.0.0.0/8"]
+    settings.WORKBENCH_SANDBOX_EGRESS_ALLOW = ["127.0.0.0/8", "10.0.0.0/8"]
+    gateway = gateway_port(live_gateway)
+    targets = [[HOST_LOOPBACK, port] for port in (listener, gateway, REDIS, POSTGRESQL)]
+
+    found = await connect(live_gateway, key, "host-port", targets)
+
+    assert found == {
+        f"{HOST_LOOPBACK}:{listener}": "connected",
+        f"{HOST_LOOPBACK}:{gateway}": REFUSED,
+        f"{HOST_LOOPBACK}:{REDIS}": REFUSED,
+        f"{HOST_LOOPBACK}:{POSTGRESQL}": REFUSED,
     }

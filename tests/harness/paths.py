@@ -7,3 +7,4 @@ SERVERS = ROOT / "tests" / "servers"
 FIXTURE_SERVER = str(SERVERS / "fixture_server.py")
 HOSTILE_SERVER = str(SERVERS / "hostile_server.py")  # a server that tries to escape
 SHIFTING_SERVER = str(SERVERS / "shifting_server.py")
+KERNEL_SERVER = str(SERVERS / "kernel_server.py")  # a server that reaches for the kernel

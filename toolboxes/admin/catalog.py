@@ -65,7 +65,7 @@ class CatalogEntryAdmin(admin.ModelAdmin):
         "oauth_client",
         "oauth_scopes",
         ("mounts", "network"),
-        "egress_allow",
+        ("egress_allow", "host_ports"),
         ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit"),
         ("created_at", "updated_at"),
     ]

@@ -129,6 +129,7 @@ class ServerForm(SecretMapsForm):
         widgets = {
             "mounts": forms.Textarea(attrs={"rows": 2}),
             "egress_allow": forms.Textarea(attrs={"rows": 1}),
+            "host_ports": forms.Textarea(attrs={"rows": 1}),
         }
 
     class Media:

@@ -21,7 +21,12 @@ from toolboxes.models import Server
 # command, args, cwd, mounts or raw URL (operators see those too).
 CATALOG_SERVER_FIELDS: list[Any] = ["catalog_entry", "parameter_values"]
 LIMIT_FIELDS = ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit")
-SANDBOX_FIELDS: list[Any] = ["cwd", ("mounts", "network"), "egress_allow", LIMIT_FIELDS]
+SANDBOX_FIELDS: list[Any] = [
+    "cwd",
+    ("mounts", "network"),
+    ("egress_allow", "host_ports"),
+    LIMIT_FIELDS,
+]
 
 # The form's help, said once per group of fields rather than under each one.
 HELP_COMMAND = (
@@ -44,8 +49,8 @@ HELP_TOOLS = (
 HELP_SANDBOX = (
     "Its working directory; host paths the server may see, as JSON "
     '([{"path": "/srv/data"}], "writable": true to write), its network (public addresses '
-    "only, unless the allowance names more), and limits (empty: the gateway's "
-    "WORKBENCH_SANDBOX_* defaults)."
+    "only, unless the allowance names more; this host's own services only at the host ports "
+    "named), and limits (empty: the gateway's WORKBENCH_SANDBOX_* defaults)."
 )
 HELP_CATALOG = (
     "A server made from a catalog entry runs what the entry says, with these parameter "

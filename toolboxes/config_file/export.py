@@ -30,6 +30,8 @@ def export_server(server: Server) -> dict[str, Any]:
             data["network"] = False
         if server.egress_allow:
             data["egressAllow"] = list(server.egress_allow)
+        if server.host_ports:
+            data["hostPorts"] = list(server.host_ports)
         limits = {
             key: getattr(server, field)
             for field, key in LIMIT_FIELDS.items()
@@ -97,6 +99,7 @@ def desktop_server(server: Server) -> tuple[dict[str, Any], list[str]]:
                 ("mounts", bool(launch.mounts)),
                 ("network", not launch.network),
                 ("egressAllow", bool(launch.egress_allow)),
+                ("hostPorts", bool(launch.host_ports)),
                 ("limits", any(getattr(launch, field) is not None for field in LIMIT_FIELDS)),
             )
             if is_set

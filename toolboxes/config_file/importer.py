@@ -88,6 +88,7 @@ def _apply_server(
         server.parameters = spec.parameters  # the model files secret ones encrypted
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
         server.url, server.headers, server.mounts, server.egress_allow = "", {}, [], []
+        server.host_ports = []
     elif isinstance(spec, StdioServerSpec):
         server.transport = Transport.STDIO
         server.command, server.args, server.env, server.cwd = (
@@ -100,6 +101,7 @@ def _apply_server(
         server.mounts = [mount.model_dump(exclude_defaults=True) for mount in spec.mounts]
         server.network = spec.network
         server.egress_allow = spec.egress_allow
+        server.host_ports = spec.host_ports
         for field, key in LIMIT_FIELDS.items():
             setattr(server, field, getattr(spec.limits, LIMIT_ATTRS[key]))
     else:
@@ -108,6 +110,7 @@ def _apply_server(
         _apply_auth(server, spec)
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
         server.mounts, server.network, server.egress_allow = [], True, []
+        server.host_ports = []
         for field in LIMIT_FIELDS:
             setattr(server, field, None)
     _save(server, *where)

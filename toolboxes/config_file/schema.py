@@ -18,6 +18,8 @@ JSON_FIELD_NAMES = {
     "process_limit": "limits.processes",
     "cpu_limit_seconds": "limits.cpuSeconds",
     "open_files_limit": "limits.openFiles",
+    "egress_allow": "egressAllow",
+    "host_ports": "hostPorts",
 }
 
 
@@ -75,6 +77,7 @@ class StdioServerSpec(ServerSpec):
     mounts: list[MountSpec] = Field(default_factory=list)
     network: bool = True
     egress_allow: list[str] = Field(default_factory=list, alias="egressAllow")
+    host_ports: list[str] = Field(default_factory=list, alias="hostPorts")
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
 
 

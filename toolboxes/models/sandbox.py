@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from toolboxes.validators import validate_egress_allow, validate_mounts
+from toolboxes.validators import validate_egress_allow, validate_host_ports, validate_mounts
 
 _LIMIT_HELP = "stdio: empty for the gateway's WORKBENCH_SANDBOX_* default."
 
@@ -43,7 +43,16 @@ class SandboxSettings(models.Model):
         blank=True,
         validators=[validate_egress_allow],
         help_text="stdio: networks (CIDR) or host names the server may reach beyond public "
-        'addresses, e.g. ["10.1.2.0/24", "db.internal"]; added to WORKBENCH_EGRESS_ALLOW.',
+        'addresses, e.g. ["10.1.2.0/24", "db.internal"]; added to '
+        "WORKBENCH_SANDBOX_EGRESS_ALLOW. Never the host's loopback: see host ports.",
+    )
+    host_ports = models.JSONField(
+        "host ports",
+        default=list,
+        blank=True,
+        validators=[validate_host_ports],
+        help_text="stdio: TCP ports of this host's loopback the server may reach, e.g. "
+        '["127.0.0.1:8080"]; inside the sandbox the host is 10.0.2.2 (10.0.2.2:8080).',
     )
 
     class Meta:

@@ -27,7 +27,17 @@ from toolboxes.validators import (
 )
 
 # What a catalog-made server takes from its entry, and so must leave empty itself.
-ENTRY_ONLY_FIELDS = ("command", "args", "env", "cwd", "url", "headers", "mounts", "egress_allow")
+ENTRY_ONLY_FIELDS = (
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "mounts",
+    "egress_allow",
+    "host_ports",
+)
 FROM_ENTRY = "A server made from a catalog entry takes this from the entry."
 
 

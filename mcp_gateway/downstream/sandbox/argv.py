@@ -14,7 +14,8 @@ sandbox of its own, built in two layers because the gateway usually runs as root
 3. an inner `bwrap`, started as that uid: a new user namespace, a private writable HOME
    and `/tmp` (tmpfs, owned by the server, each bounded by WORKBENCH_SANDBOX_TMP_MB),
    the tenant's package cache at `~/.npm` and `~/.cache` (`cache`), the working
-   directory, then the command.
+   directory, the seccomp filter (`seccomp`: installed last, so that it binds the server
+   and everything it starts, not bubblewrap's own setup), then the command.
 
 The server's memory as a whole (heap, shared memory, its tmpfs pages) is bounded by a
 cgroup of its own (`memory`), which `start` sets up before the server runs.
@@ -35,6 +36,7 @@ from pathlib import Path
 from mcp_gateway.downstream.failures import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import cache as sandbox_cache
 from mcp_gateway.downstream.sandbox import network as sandbox_network
+from mcp_gateway.downstream.sandbox import seccomp as sandbox_seccomp
 from mcp_gateway.downstream.sandbox.host_files import (
     SYSTEM_DIRS,
     check_mount,
@@ -49,6 +51,8 @@ HOME = "/home/server"
 SUPPORT_DIR = "/run/workbench"  # inside the outer sandbox: files the gateway provides
 # git refuses a repository owned by another uid (all host files are, inside the sandbox).
 GITCONFIG = "[safe]\n\tdirectory = *\n"
+SECCOMP_FILE = f"{SUPPORT_DIR}/seccomp.bpf"
+SECCOMP_FD = 3  # the filter, opened by the handover shell for the inner bwrap
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +67,9 @@ class Spawn:
 # The command line
 
 
-def _support_file(name: str = "gitconfig", content: str = GITCONFIG) -> str:
-    """A host file holding `content`, readable by the outer (root) sandbox only."""
+def _support_file(name: str = "gitconfig", content: str | bytes = GITCONFIG) -> str:
+    """A host file holding `content`, readable by the outer (root) sandbox only; replaced
+    whole when it differs (another process's spawn may be reading it)."""
     directory = Path(tempfile.gettempdir()) / f"workbench-sandbox-{os.getuid()}"
     directory.mkdir(mode=0o700, exist_ok=True)
     stat = directory.lstat()
@@ -74,9 +79,12 @@ def _support_file(name: str = "gitconfig", content: str = GITCONFIG) -> str:
             f"{directory} is a symlink or owned by uid {stat.st_uid}",
         )
     path = directory / name
-    if not path.exists() or path.read_text() != content:
-        path.write_text(content)
-        path.chmod(0o644)
+    data = content.encode() if isinstance(content, str) else content
+    if not path.exists() or path.read_bytes() != data:
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=f".{name}.", delete=False) as new:
+            new.write(data)
+        os.chmod(new.name, 0o644)
+        os.replace(new.name, path)
     return str(path)
 
 
@@ -121,8 +129,10 @@ def sandbox_argv(
     resolv_conf: str | None = None,
     unset: Sequence[str] = (),
     cache: str | None = None,
+    seccomp: str | None = None,
 ) -> list[str]:
-    """The whole command line: outer bwrap, limits, uid, inner bwrap, the command."""
+    """The whole command line: outer bwrap, limits, uid, inner bwrap, the command
+    (`seccomp`: the host file holding the filter's BPF program, `seccomp.program`)."""
     if binds is None:
         binds = command_files(
             executable,
@@ -169,19 +179,24 @@ def sandbox_argv(
                 outer += ["--tmpfs", path]
             elif os.path.exists(path):
                 outer += ["--ro-bind", "/dev/null", path]
-    if gitconfig:
+    if gitconfig or seccomp:
         outer += ["--perms", "0755", "--dir", SUPPORT_DIR]
+    if gitconfig:
         outer += ["--ro-bind", gitconfig, f"{SUPPORT_DIR}/gitconfig"]
+    if seccomp:
+        outer += ["--ro-bind", seccomp, SECCOMP_FILE]
     if resolv_conf and spec.network:
         target = sandbox_network.resolv_conf_target()
         outer += [*_dir_chain(target, made), "--ro-bind", resolv_conf, target]
     uid = uid_for(spec, policy)
     # stdin/stdout/stderr are the gateway's pipes (root's, mode 0600): handed to the
     # server's uid, or opening /dev/stdin in the server fails.
+    # The filter is opened here, as root (bwrap reads it from the fd, then closes it).
+    opened = f" {SECCOMP_FD}<{SECCOMP_FILE}" if seccomp else ""
     handover = [
         "/bin/sh",
         "-c",
-        f'chown -f {uid}:{uid} /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; exec "$@"',
+        f'chown -f {uid}:{uid} /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; exec "$@"{opened}',
         "sh",
     ]
     drop = [
@@ -219,6 +234,8 @@ def sandbox_argv(
     if gitconfig:
         inner += ["--ro-bind", f"{SUPPORT_DIR}/gitconfig", f"{HOME}/.gitconfig"]
     inner += ["--chdir", cwd or HOME]
+    if seccomp:
+        inner += ["--seccomp", str(SECCOMP_FD)]
     command = [executable, *args]
     if unset:
         command = ["/usr/bin/env", *(part for name in unset for part in ("-u", name)), *command]
@@ -251,8 +268,14 @@ def launch(
         resolv_conf=_support_file("resolv.conf", sandbox_network.RESOLV_CONF),
         unset=unset,
         cache=sandbox_cache.prepare(uid_for(limited, policy)),
+        seccomp=seccomp_file(policy),
     )
     return Spawn(argv, sandboxed_env, None)
+
+
+def seccomp_file(policy: SandboxPolicy) -> str | None:
+    """The host file holding the seccomp filter (None: the policy runs without one)."""
+    return _support_file("seccomp.bpf", sandbox_seccomp.program()) if policy.seccomp else None
 
 
 # Is it there?

@@ -7,8 +7,10 @@ network is on gets a user-mode network through `slirp4netns` (a process of the g
 beside the sandbox, gone with it), and before the server runs, `nft` installs rules
 inside the namespace that refuse what the egress policy refuses for remote servers:
 loopback, link-local (cloud metadata), private, carrier-grade NAT, reserved and the
-host's own addresses, except the networks and host names the operator allows
-(`WORKBENCH_EGRESS_ALLOW`; host names are resolved at each spawn). The rules belong to
+host's own addresses, except the networks and host names the operator allows sandboxes
+(`WORKBENCH_SANDBOX_EGRESS_ALLOW` and the server's own; host names are resolved at each
+spawn). The host's loopback is reached only at the ports an operator named on the
+server (`network_rules`); without any, slirp4netns does not forward it. The rules belong to
 the namespace's owner (root outside), so the server, an unprivileged uid in a user
 namespace of its own, cannot change them. DNS goes to slirp4netns' resolver, which
 asks the host's.

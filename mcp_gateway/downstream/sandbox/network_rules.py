@@ -1,6 +1,14 @@
-"""What a sandbox's network may reach: the egress policy's allowance (networks, allowed
-host names resolved at each spawn) and the nftables rules installed in its namespace, the
-same refusals as remote servers get (`downstream.egress`). Pure but for resolving."""
+"""What a sandbox's network may reach: the sandboxes' allowance (WORKBENCH_SANDBOX_EGRESS_ALLOW
+and the server's own: networks, allowed host names resolved at each spawn), the host
+ports an operator named on the server, and the nftables rules installed in its
+namespace, the same refusals as remote servers get (`downstream.egress`). Pure but for
+resolving.
+
+The host's loopback (the gateway's port, the database, the shared store, whatever else
+listens there) is reached through slirp4netns' router, HOST_LOOPBACK, and only at the
+ports named on the server: no network allowed opens it, whatever it overlaps (an operator
+who allows 127.0.0.1/32 to remote servers, to reach one local server, opens nothing to a
+sandbox)."""
 
 from __future__ import annotations
 
@@ -18,9 +26,10 @@ from mcp_gateway.downstream.failures import ClassifiedFailure
 logger = logging.getLogger("workbench.sandbox")
 
 # slirp4netns' fixed addresses inside the namespace: its router (the host's loopback,
-# when that is allowed) and its DNS forwarder.
+# at the ports named) and its DNS forwarder, in its network.
 HOST_LOOPBACK = "10.0.2.2"
 RESOLVER = "10.0.2.3"
+SLIRP_NETWORK = ipaddress.IPv4Network("10.0.2.0/24")
 
 # The IPv4 ranges that are not global, as egress.refused_kind sees them (Python's
 # ipaddress: every address in them is refused there, and every address refused there is
@@ -48,21 +57,24 @@ REFUSED_IPV4 = (
 
 @dataclass(frozen=True, slots=True)
 class Allowance:
-    """What a server may reach beyond public addresses: networks, and addresses its
-    allowed host names resolve to now."""
+    """What a server may reach beyond public addresses: networks, addresses its allowed
+    host names resolve to now, and TCP ports of the host's loopback (as HOST_LOOPBACK)."""
 
     networks: tuple[ipaddress.IPv4Network, ...] = ()
+    host_ports: tuple[int, ...] = ()
 
     @property
     def host_loopback(self) -> bool:
-        """The host's loopback is allowed (reached inside as HOST_LOOPBACK)."""
-        return any(
-            network.overlaps(ipaddress.ip_network("127.0.0.0/8")) for network in self.networks
-        )
+        """slirp4netns forwards HOST_LOOPBACK to the host's loopback (the rules let only
+        the ports named through)."""
+        return bool(self.host_ports)
 
 
-async def allowance(policy: EgressPolicy, extra: Sequence[str] = ()) -> Allowance:
-    """The policy's networks (IPv4) and its host names resolved (failures skipped)."""
+async def allowance(
+    policy: EgressPolicy, extra: Sequence[str] = (), host_ports: Sequence[int] = ()
+) -> Allowance:
+    """The sandboxes' policy's networks (IPv4) and the server's own (`extra`), host names
+    resolved (failures skipped), and the server's host ports."""
     own = EgressPolicy(extra)
     networks = [
         network
@@ -78,7 +90,7 @@ async def allowance(policy: EgressPolicy, extra: Sequence[str] = ()) -> Allowanc
         for ip in addresses:
             if isinstance(ip, ipaddress.IPv4Address):
                 networks.append(ipaddress.IPv4Network(ip))
-    return Allowance(tuple(dict.fromkeys(networks)))
+    return Allowance(tuple(dict.fromkeys(networks)), tuple(sorted(set(host_ports))))
 
 
 @functools.cache
@@ -101,19 +113,25 @@ def host_addresses() -> tuple[str, ...]:
 
 
 def _own(host: Iterable[str]) -> list[str]:
-    """The host's addresses to refuse (its loopback ones are the namespace's own inside)."""
-    return sorted({address for address in host if not ipaddress.ip_address(address).is_loopback})
+    """The host's addresses to refuse (its loopback ones are the namespace's own inside;
+    one in slirp4netns' network is refused with it)."""
+    return sorted(
+        {
+            address
+            for address in host
+            if not ipaddress.ip_address(address).is_loopback
+            and ipaddress.ip_address(address) not in SLIRP_NETWORK
+        }
+    )
 
 
 def ruleset(allowed: Allowance, host: Iterable[str] = ()) -> str:
-    """The nftables rules of one sandbox's namespace (`nft -f -`). The host's own
-    addresses are refused before any allowance: an allowed network that holds the host
-    (its LAN, say) must not open the host's services to the server (its loopback is
-    reached through HOST_LOOPBACK only, when 127.0.0.0/8 is allowed)."""
+    """The nftables rules of one sandbox's namespace (`nft -f -`). slirp4netns' network
+    (its router is the host's loopback) and the host's own addresses are refused before
+    any allowance, so that an allowed network that holds them (10.0.0.0/8, the host's
+    LAN) opens none of the host's services to the server; its loopback is reached only at
+    the ports named, through HOST_LOOPBACK."""
     accept = [str(network) for network in allowed.networks]
-    if allowed.host_loopback:
-        accept.append(HOST_LOOPBACK)
-    own = _own(host)
     lines = [
         "table inet workbench {",
         "  chain output {",
@@ -122,10 +140,13 @@ def ruleset(allowed: Allowance, host: Iterable[str] = ()) -> str:
         f"    ip daddr {RESOLVER} udp dport 53 accept",
         f"    ip daddr {RESOLVER} tcp dport 53 accept",
     ]
-    if own:
-        lines.append(
-            f"    ip daddr {{ {', '.join(own)} }} counter reject with icmp type admin-prohibited"
-        )
+    if allowed.host_ports:
+        ports = ", ".join(map(str, allowed.host_ports))
+        lines.append(f"    ip daddr {HOST_LOOPBACK} tcp dport {{ {ports} }} accept")
+    refused_first = ", ".join([str(SLIRP_NETWORK), *_own(host)])
+    lines.append(
+        f"    ip daddr {{ {refused_first} }} counter reject with icmp type admin-prohibited"
+    )
     if accept:
         lines.append(f"    ip daddr {{ {', '.join(accept)} }} accept")
     lines += [
@@ -138,15 +159,23 @@ def ruleset(allowed: Allowance, host: Iterable[str] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def refused(ip: IPAddress, allowed: Allowance, host: Iterable[str] | None = None) -> bool:
-    """What the rules do with one address a server connects to (`host`: the host's own
-    addresses, by default this host's), for tests and the admin's explanations."""
+def refused(
+    ip: IPAddress,
+    allowed: Allowance,
+    host: Iterable[str] | None = None,
+    port: int | None = None,
+) -> bool:
+    """What the rules do with one TCP connection a server makes to `ip` (at `port`, which
+    matters in slirp4netns' network alone; `host`: the host's own addresses, by default
+    this host's), for tests and the admin's explanations."""
     if isinstance(ip, ipaddress.IPv6Address):
         return True
-    if str(ip) in _own(host_addresses() if host is None else host):
+    if str(ip) == HOST_LOOPBACK:
+        return port not in allowed.host_ports
+    if str(ip) == RESOLVER:
+        return port != 53
+    if ip in SLIRP_NETWORK or str(ip) in _own(host_addresses() if host is None else host):
         return True
-    if str(ip) == HOST_LOOPBACK:  # slirp4netns forwards it only when allowed
-        return not allowed.host_loopback
     if any(ip in network for network in allowed.networks):
         return False
     return refused_kind(ip) is not None

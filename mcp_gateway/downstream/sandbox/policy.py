@@ -33,6 +33,8 @@ class SandboxPolicy:
     # directory, the database's directory, the env file, ...
     protected: tuple[str, ...] = ()
     bwrap: str = "bwrap"
+    # The seccomp filter (`seccomp`); off only to measure what it costs (bench).
+    seccomp: bool = True
 
     @property
     def enabled(self) -> bool:

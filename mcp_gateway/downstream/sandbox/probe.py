@@ -7,7 +7,7 @@ import shutil
 import anyio
 
 from mcp_gateway.downstream.failures import ClassifiedFailure
-from mcp_gateway.downstream.sandbox.argv import sandbox_argv
+from mcp_gateway.downstream.sandbox.argv import sandbox_argv, seccomp_file
 from mcp_gateway.downstream.sandbox.policy import FIX, SandboxPolicy
 from mcp_gateway.snapshots.sandbox import SandboxSpec
 
@@ -25,7 +25,8 @@ async def probe(policy: SandboxPolicy, owner: int = 0) -> None:
             f"{policy.bwrap} not found on PATH",
         )
     spec = SandboxSpec(owner=owner)
-    argv = sandbox_argv("/bin/true", [], None, spec, policy, binds=[])
+    # With the seccomp filter, so that a bubblewrap refusing it shows here.
+    argv = sandbox_argv("/bin/true", [], None, spec, policy, binds=[], seccomp=seccomp_file(policy))
     try:
         with anyio.fail_after(10):
             result = await anyio.run_process(argv, check=False, env={"PATH": "/usr/bin:/bin"})

@@ -58,7 +58,8 @@ async def open_sandboxed(
     policy: SandboxPolicy,
     egress: EgressPolicy | None = None,
 ) -> tuple[anyio.abc.Process, Started]:
-    """Spawn the sandbox (`argv` starts with bwrap) held, prepare it, let it go."""
+    """Spawn the sandbox (`argv` starts with bwrap) held, prepare it, let it go (`egress`:
+    the sandboxes' allowance, by default WORKBENCH_SANDBOX_EGRESS_ALLOW's)."""
     info_read, info_write = os.pipe()
     block_read, block_write = os.pipe()
     held = [argv[0], "--info-fd", str(info_write), "--block-fd", str(block_read), *argv[1:]]
@@ -88,7 +89,7 @@ async def open_sandboxed(
                     started.memory.add(pid)
             if spec.network:
                 allowed = await network_rules.allowance(
-                    egress or EgressPolicy.from_settings(), spec.egress_allow
+                    egress or EgressPolicy.for_sandboxes(), spec.egress_allow, spec.host_ports
                 )
                 started.network = await sandbox_network.attach(pid, allowed)
         os.write(block_write, b"go")

@@ -19,6 +19,7 @@ from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox.network_rules import (
     HOST_LOOPBACK,
     REFUSED_IPV4,
+    RESOLVER,
     Allowance,
     allowance,
     refused,
@@ -41,6 +42,8 @@ HEAD = (
     "    ip daddr 10.0.2.3 tcp dport 53 accept\n"
 )
 TAIL = "    meta nfproto ipv6 counter reject with icmpv6 type admin-prohibited\n  }\n}\n"
+# slirp4netns' network (its router is the host's loopback), before any allowance.
+SLIRP = "    ip daddr { 10.0.2.0/24 } counter reject with icmp type admin-prohibited\n"
 
 
 def networks(*items: str) -> Allowance:
@@ -48,7 +51,7 @@ def networks(*items: str) -> Allowance:
 
 
 def test_without_an_allowance_every_non_global_range_and_ipv6_are_refused():
-    assert ruleset(Allowance(), ["127.0.0.1"]) == HEAD + REFUSE_ALL + TAIL
+    assert ruleset(Allowance(), ["127.0.0.1"]) == HEAD + SLIRP + REFUSE_ALL + TAIL
 
 
 def test_the_hosts_own_addresses_are_refused_before_any_allowance():
@@ -57,19 +60,34 @@ def test_the_hosts_own_addresses_are_refused_before_any_allowance():
     rules = ruleset(networks("192.0.2.0/24", "198.18.7.0/24"), ["127.0.0.1", "192.0.2.2"])
     assert rules == (
         HEAD
-        + "    ip daddr { 192.0.2.2 } counter reject with icmp type admin-prohibited\n"
+        + "    ip daddr { 10.0.2.0/24, 192.0.2.2 } counter reject with icmp type "
+        + "admin-prohibited\n"
         + "    ip daddr { 192.0.2.0/24, 198.18.7.0/24 } accept\n"
         + REFUSE_ALL
         + TAIL
     )
 
 
-def test_an_allowance_covering_loopback_lets_the_host_loopback_in_as_10_0_2_2():
-    allowed = networks("127.0.0.1/32")
-    assert allowed.host_loopback
-    assert not networks("10.0.0.0/8").host_loopback
+def test_no_allowance_opens_the_hosts_loopback():
+    """Issue 31: 127.0.0.1/32 (allowed to reach one local remote server) or 10.0.0.0/8
+    (which holds slirp4netns' router) opens no port of the host's loopback."""
+    allowed = networks("127.0.0.1/32", "10.0.0.0/8")
+    assert not allowed.host_loopback  # slirp4netns runs with --disable-host-loopback
     assert ruleset(allowed) == (
-        HEAD + "    ip daddr { 127.0.0.1/32, 10.0.2.2 } accept\n" + REFUSE_ALL + TAIL
+        HEAD + SLIRP + "    ip daddr { 127.0.0.1/32, 10.0.0.0/8 } accept\n" + REFUSE_ALL + TAIL
+    )
+
+
+def test_host_ports_let_the_hosts_loopback_in_at_those_ports_alone():
+    allowed = Allowance(networks("10.0.0.0/8").networks, host_ports=(5000, 8080))
+    assert allowed.host_loopback
+    assert ruleset(allowed) == (
+        HEAD
+        + "    ip daddr 10.0.2.2 tcp dport { 5000, 8080 } accept\n"
+        + SLIRP
+        + "    ip daddr { 10.0.0.0/8 } accept\n"
+        + REFUSE_ALL
+        + TAIL
     )
 
 
@@ -79,7 +97,8 @@ def test_the_ruleset_is_one_nft_accepts(tmp_path):
         pytest.skip("nft is not installed (Debian: apt-get install nftables)")
     rules = tmp_path / "rules.nft"
     allowed = networks("10.0.0.0/8", "10.1.2.3/32", "127.0.0.0/8", "0.0.0.0/0")
-    rules.write_text(ruleset(allowed, ["192.0.2.2", "203.0.113.9"]))
+    allowed = Allowance(allowed.networks, host_ports=(8080, 5000))
+    rules.write_text(ruleset(allowed, ["192.0.2.2", "203.0.113.9", "10.0.2.15"]))
     checked = subprocess.run(
         ["nft", "--check", "-f", str(rules)], capture_output=True, text=True, check=False
     )
@@ -137,8 +156,15 @@ def test_refused_says_what_the_rules_do():
     assert refused(ip("169.254.169.254"), lan, host)
     assert not refused(ip("8.8.8.8"), Allowance(), host)  # public
     assert refused(ip("2001:4860::8888"), Allowance(), host)  # IPv6 is not routed
-    assert refused(ip(HOST_LOOPBACK), networks("10.0.0.0/8"), host)
-    assert not refused(ip(HOST_LOOPBACK), networks("127.0.0.0/8"), host)
+    assert refused(ip(HOST_LOOPBACK), networks("10.0.0.0/8"), host, 8080)
+    assert refused(ip(HOST_LOOPBACK), networks("127.0.0.0/8"), host, 8080)
+    assert refused(ip("10.0.2.9"), networks("10.0.0.0/8"), host)  # slirp4netns' network
+    assert not refused(ip("10.0.3.9"), networks("10.0.0.0/8"), host)
+    ports = Allowance(host_ports=(8080,))
+    assert not refused(ip(HOST_LOOPBACK), ports, host, 8080)
+    assert refused(ip(HOST_LOOPBACK), ports, host, 5432)
+    assert not refused(ip(RESOLVER), Allowance(), host, 53)
+    assert refused(ip(RESOLVER), Allowance(), host, 8080)
 
 
 @pytest.mark.anyio
@@ -146,10 +172,10 @@ async def test_an_allowance_takes_networks_and_the_addresses_host_names_resolve_
     policy = EgressPolicy(["10.1.2.0/24", "::1/128", "localhost"])
     allowed = await allowance(policy, ["198.18.5.0/24"])
     assert set(map(str, allowed.networks)) == {"10.1.2.0/24", "198.18.5.0/24", "127.0.0.1/32"}
-    assert allowed.host_loopback  # localhost resolves to loopback
-    only_networks = await allowance(EgressPolicy(["10.1.2.0/24"]))
+    assert not allowed.host_loopback  # localhost resolves to loopback: no port for that
+    only_networks = await allowance(EgressPolicy(["10.1.2.0/24"]), host_ports=[8080, 22, 8080])
     assert [str(network) for network in only_networks.networks] == ["10.1.2.0/24"]
-    assert not only_networks.host_loopback
+    assert only_networks.host_ports == (22, 8080)
 
 
 def test_a_missing_program_is_named(monkeypatch):
