@@ -13,13 +13,13 @@ set -eu
 cd /srv/workbench/app
 
 # slirp4netns (a sandboxed server's network) opens /dev/net/tun. A runtime that allows the
-# device but does not create it (runc and crun allow c 10:200 by default) lets root make
+# device but does not create it (runc's default rules list c 10:200) lets root make
 # it; where that is refused, servers whose network is off still start.
 if [ ! -e /dev/net/tun ] && [ "$(id -u)" = 0 ]; then
-    mkdir -p /dev/net 2>/dev/null && mknod -m 0666 /dev/net/tun c 10 200 2>/dev/null || true
+    { mkdir -p /dev/net && mknod -m 0666 /dev/net/tun c 10 200; } 2>/dev/null || true
 fi
 # An empty volume (a Kubernetes emptyDir) has no data directory yet.
-mkdir -p /var/lib/workbench/data 2>/dev/null && chmod 0700 /var/lib/workbench/data 2>/dev/null || true
+{ mkdir -p /var/lib/workbench/data && chmod 0700 /var/lib/workbench/data; } 2>/dev/null || true
 
 if [ "${1:-serve}" != serve ]; then
     exec "$@"

@@ -1,5 +1,7 @@
 # Shared by deploy/image/*.sh (sourced, not run).
+# shellcheck disable=SC2034 # used by the scripts that source this
 IMAGE=${IMAGE:-localhost/workbench:latest}
+# shellcheck disable=SC2034
 REPO_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 say() { echo "== $*" >&2; }

@@ -76,6 +76,14 @@ call_tool() {
         "$TOOLBOX" time get_current_time '{"timezone": "UTC"}'
 }
 
+# CPU seconds the container has used (its cgroup's count: the load of the machine aside).
+# shellcheck disable=SC2016 # expanded in the container
+cpu_seconds() {
+    pm exec "$NAME" sh -c 'if [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
+        awk "{ printf \"%.1f\", \$1 / 1e9 }" /sys/fs/cgroup/cpuacct/cpuacct.usage
+    else awk "/^usage_usec/ { printf \"%.1f\", \$2 / 1e6 }" /sys/fs/cgroup/cpu.stat; fi' 2>/dev/null || echo "?"
+}
+
 check_answer() {
     [ "$1" = 0 ] || { say "FAIL: the call failed"; exit 1; }
     grep -q '\\"timezone\\": \\"UTC\\"' <<<"$2" || { say "FAIL: the answer is not the time in UTC"; exit 1; }
@@ -94,7 +102,8 @@ pm run -d --name "$NAME" -p "127.0.0.1:$PORT:8000" --env-file "$work/env" \
     $(run_limits) $RUN_FLAGS "$IMAGE" >/dev/null
 wait_ready
 ready=$(since "$started")
-say "ready (/readyz 200) $ready s after podman run"
+ready_cpu=$(cpu_seconds)
+say "ready (/readyz 200) $ready s after podman run ($ready_cpu CPU s)"
 
 # A tenant, a toolbox with one stdio server, a key: manage.py in the container.
 setup_started=$(now)
@@ -142,8 +151,10 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
         status = dict(line.split(":", 1) for line in f)
     uid, nspid = int(status["Uid"].split()[0]), status["NSpid"].split()
     own, gateway = interfaces(pid), interfaces(os.getpid())
+    with open(f"/proc/{pid}/cgroup") as f:
+        memory = [line.split(":")[2].strip() for line in f if ":memory:" in line or line.startswith("0::")]
     print(f"the server: pid {pid}, uid {uid}, pid {nspid[-1]} in its namespace, "
-          f"interfaces {' '.join(own)} (the gateway's: {' '.join(gateway)})")
+          f"interfaces {' '.join(own)} (the gateway's: {' '.join(gateway)}), memory cgroup {memory[0]}")
     sandboxed = uid >= 200000 and len(nspid) > 1 and own != gateway
     unsandboxed = uid == os.getuid() and len(nspid) == 1 and own == gateway
     sys.exit(0 if (sandboxed if sys.argv[1] == "bwrap" else unsandboxed) else 1)
@@ -156,6 +167,7 @@ restarted=$(now)
 pm start "$NAME" >/dev/null
 wait_ready
 again_ready=$(since "$restarted")
+again_cpu=$(cpu_seconds)
 set +e
 report=$(call_tool)
 called=$?
@@ -169,8 +181,8 @@ warnings=$(pm logs "$NAME" 2>&1 | grep 'WARNING' | cut -c1-220 | sort -u -k4 || 
 [ -z "$warnings" ] || { say "the gateway's warnings:"; echo "$warnings" >&2; }
 size=$(pm image inspect --format '{{.Size}}' "$IMAGE")
 say "image $IMAGE: $((size / 1000000)) MB"
-say "first start: ready in $ready s; tenant, toolbox and key (manage.py x2) $setup s;" \
+say "first start: ready in $ready s ($ready_cpu CPU s, migrations included); tenant, toolbox and key (manage.py x2) $setup s;" \
     "first call (open_toolbox + use_tool, the server cold) $call_took s; start to first answer $answered s"
-say "restart: ready in $again_ready s; start to first answer $again_answered s"
+say "restart: ready in $again_ready s ($again_cpu CPU s); start to first answer $again_answered s"
 say "load average: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 say "PASS"
