@@ -176,3 +176,11 @@ bench: $(VENV)/.test-installed $(FASTMCP_VENV)/.installed
 
 clean:
 	rm -rf $(VENV) tests/node_modules $(FASTMCP_VENV) $(MCP1_VENV)
+
+# The container image (deploy/image/, docs/container.md): build it, run it on a loopback
+# port, call a tool through it. Minutes (the first run also makes a Debian base with
+# debootstrap), so not part of `make test`. Root: podman, buildah and debootstrap are
+# installed when missing.
+.PHONY: image-test
+image-test: $(VENV)/.installed
+	deploy/image/test.sh

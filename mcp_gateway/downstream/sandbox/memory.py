@@ -62,8 +62,7 @@ class MemoryGroup:
             if not _swept:
                 _swept = True
                 remove_stale()
-            path = parent / f"{os.getpid()}-{next(_counter)}"
-            path.mkdir()
+            path = _new_path(parent)
             group = cls(path, version)
             group._limit(limit_bytes)
             return group
@@ -123,6 +122,20 @@ class MemoryGroup:
             self.path.rmdir()
         except OSError as exc:
             logger.debug("memory cgroup %s not removed: %s", self.path, exc)
+
+
+def _new_path(parent: Path) -> Path:
+    """A new group named after this process. A name taken is not this process's (its
+    counter only goes up) but a gateway's before it of the same pid, which left it behind:
+    a container's gateway is pid 1 at every start. Skipped, never removed: with several
+    containers under one parent the same pid may be another's, alive."""
+    while True:
+        path = parent / f"{os.getpid()}-{next(_counter)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
 
 
 def remove_stale() -> None:

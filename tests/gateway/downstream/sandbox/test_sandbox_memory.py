@@ -4,6 +4,7 @@ sandbox_start). Skipped where cgroups cannot be written (no root, no delegation)
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import subprocess
@@ -105,6 +106,22 @@ def test_stale_groups_of_gateways_gone_are_removed(group):
     sandbox_memory.remove_stale()
     assert not stale.exists()
     assert group.path.exists()  # this process's own stays
+
+
+def test_a_name_left_by_an_earlier_gateway_of_the_same_pid_is_skipped(group, monkeypatch):
+    # A container's gateway is pid 1 at every start: the groups a killed one left are named
+    # as this one's would be.
+    monkeypatch.setattr(sandbox_memory, "_counter", itertools.count(1000))
+    left = group.path.parent / f"{os.getpid()}-1000"
+    left.mkdir()
+    try:
+        made = MemoryGroup.create(LIMIT)
+        assert made is not None
+        assert made.path.name == f"{os.getpid()}-1001"
+        assert left.is_dir()  # not this process's to remove
+        made.remove()
+    finally:
+        left.rmdir()
 
 
 def test_without_a_memory_hierarchy_it_says_so_once_and_bounds_by_rlimit(
