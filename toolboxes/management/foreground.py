@@ -30,11 +30,12 @@ def probe_host(host: str) -> str:
 
 
 def answers(host: str, port: int, path: str = "/healthz") -> bool:
+    """Whether an HTTP server answers there (any status)."""
     connection = http.client.HTTPConnection(probe_host(host), port, timeout=2)
     try:
         connection.request("GET", path)
         connection.getresponse().read()
-    except OSError:
+    except (OSError, http.client.HTTPException):
         return False
     finally:
         connection.close()

@@ -7,7 +7,7 @@ and an operator who is a member of none could not finish it.
 The demo key and admin password exist in plain text only in `.demo-credentials.json`
 (mode 0600, git-ignored) so that repeated runs print the same working credentials.
 
-With `--serve -- COMMAND...` (make run) it then runs the server in the foreground and prints
+With `--serve COMMAND...` (make run) it then runs the server in the foreground and prints
 "Workbench demo is ready." with the credentials only once the server answers.
 """
 
@@ -65,6 +65,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        host, port = options["host"], options["port"]
+        if options["serve"] and foreground.answers(host, int(port)):
+            raise CommandError(
+                f"Port {port} is in use on {host} (a server answers there): stop it, or "
+                f"choose another port (make run PORT={int(port) + 1})."
+            )
         path = Path(options["credentials"])
         saved: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
         try:
@@ -80,15 +86,9 @@ class Command(BaseCommand):
         saved.update(api_key=api_key, admin_username=ADMIN_USERNAME, admin_password=password)
         path.write_text(json.dumps(saved, indent=2) + "\n")
         os.chmod(path, 0o600)
-        host, port = options["host"], options["port"]
         if not options["serve"]:
             self._print(api_key, password, host, port, "Workbench demo is set up.")
             return
-        if foreground.answers(host, int(port)):
-            raise CommandError(
-                f"Port {port} is in use on {host} (a server answers there): stop it, or "
-                f"choose another port (make run PORT={int(port) + 1})."
-            )
         connections.close_all()  # the server opens its own
         status = foreground.serve(
             options["serve"],
