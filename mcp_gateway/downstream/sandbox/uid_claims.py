@@ -92,9 +92,8 @@ def claim_uid_base(
     mine = ClaimFile(installation, database, database_file)
     for _ in range(ATTEMPTS):
         _create(path, mine)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:  # retired between the link and the open: claim again
+        fd = _open(path)
+        if fd is None:  # retired between the link and the open: claim again
             continue
         try:
             held = _hold_or_retire(fd, path, uid_base, mine)
@@ -164,9 +163,8 @@ def retire_claim(directory: Path, uid_base: int) -> ClaimFile | None:
     """The operator's retirement of `uid_base`'s claim (`manage.py retire_uid_claim`): the
     claim retired, None when there was none; UidRangeClaimed while a gateway holds it."""
     path = directory / f"{uid_base}.json"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
+    fd = _open(path)
+    if fd is None:
         return None
     try:
         theirs = _read(fd)
@@ -185,9 +183,8 @@ def retire_claim(directory: Path, uid_base: int) -> ClaimFile | None:
 
 def read_claim(directory: Path, uid_base: int) -> ClaimFile | None:
     """What `uid_base`'s claim says; None when there is none."""
-    try:
-        fd = os.open(directory / f"{uid_base}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
+    fd = _open(directory / f"{uid_base}.json")
+    if fd is None:
         return None
     try:
         return _read(fd)
@@ -197,14 +194,21 @@ def read_claim(directory: Path, uid_base: int) -> ClaimFile | None:
 
 def claim_held(directory: Path, uid_base: int) -> bool:
     """Whether a running gateway holds `uid_base`'s claim (`make reset` asks)."""
-    try:
-        fd = os.open(directory / f"{uid_base}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
+    fd = _open(directory / f"{uid_base}.json")
+    if fd is None:
         return False
     try:
         return not _lock_alone(fd)
     finally:
         os.close(fd)
+
+
+def _open(path: Path) -> int | None:
+    """The claim at `path`, open for reading and locking; None when there is none."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
 
 
 def _lock_alone(fd: int) -> bool:
