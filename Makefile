@@ -1,6 +1,6 @@
 # Workbench: `make run` serves the gateway with a demo tenant; `make test` runs the suite.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -17,7 +17,7 @@ FASTMCP_SPEC ?= fastmcp==4.1.2
 MCP1_VENV := tests/.mcp1-venv
 MCP1_SPEC ?= mcp>=1.24,<2
 
-.PHONY: run test test-sqlite test-postgres lint bench bench-smoke clean sandbox chromium loadbalancers
+.PHONY: run reset test test-sqlite test-postgres lint bench bench-smoke clean sandbox chromium loadbalancers
 # Screenshots of the browser tests (tests/browser/) go here.
 export WORKBENCH_SCREENSHOTS ?= tests/screenshots
 
@@ -106,12 +106,22 @@ UVICORN_SPEED := --http workbench_site.http_protocol:BoundedHttpToolsProtocol --
 # otherwise believe any connection from 127.0.0.1). Expanded as `run` starts, after .env.
 UVICORN_PROXY = $(or $(shell $(PY) -m accounts.client_address 2>/dev/null),--no-proxy-headers)
 
+# Each checkout its own: its database, store and .env in it; the demo's git repository and
+# its sandbox uid base (claimed beside this user's other checkouts') outside it
+# (toolboxes/management/checkout.py). setup_demo runs the server in the foreground and
+# prints the credentials once it answers; Ctrl-C or SIGTERM stops it cleanly.
 run: $(VENV)/.installed .env sandbox
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_demo --host $(HOST) --port $(PORT)
+	@$(PY) -m toolboxes.management.checkout .env
 	@chmod 600 .env
-	$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
-		$(UVICORN_SPEED) $(UVICORN_LIMITS) $(UVICORN_PROXY)
+	$(PY) manage.py migrate --noinput
+	@$(PY) manage.py setup_demo --host $(HOST) --port $(PORT) --serve \
+		$(VENV)/bin/uvicorn workbench_site.asgi:application --host $(HOST) --port $(PORT) \
+		--no-access-log $(UVICORN_SPEED) $(UVICORN_LIMITS) $(UVICORN_PROXY)
+
+# Start again (README): what `make run` made for this checkout (database, demo, store, uid
+# claim) is removed, after saying what; .env and .venv are kept.
+reset: $(VENV)/.installed .env
+	@$(PY) manage.py reset_demo
 
 test: $(VENV)/.test-installed sandbox chromium loadbalancers
 	@echo "== ruff"

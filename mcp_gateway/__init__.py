@@ -56,6 +56,11 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "open_sandboxed": (f"{_SANDBOX}.start", "open_sandboxed"),
     "seccomp_program": (f"{_SANDBOX}.seccomp", "program"),
     "bounded_stdio_client": ("mcp_gateway.downstream.stdio", "bounded_stdio_client"),
+    # A start the operator must act on, and the host's claims of uid ranges
+    "StartRefused": (f"{_SANDBOX}.uid_claims", "StartRefused"),
+    "retire_uid_claim": (f"{_SANDBOX}.uid_claims", "retire_claim"),
+    "uid_claim_held": (f"{_SANDBOX}.uid_claims", "claim_held"),
+    "read_uid_claim": (f"{_SANDBOX}.uid_claims", "read_claim"),
     # Where a remote address may be reached (accounts' client metadata documents)
     "EgressPolicy": ("mcp_gateway.downstream.egress", "EgressPolicy"),
     "PinnedTransport": ("mcp_gateway.downstream.egress", "PinnedTransport"),
@@ -101,6 +106,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "SandboxSpec",
     "SignInClient",
     "SignInFailed",
+    "StartRefused",
     "__version__",
     "begin_sign_in",
     "bounded_stdio_client",
@@ -121,6 +127,8 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "open_sandboxed",
     "path_problem",
     "protect_cache_directory",
+    "read_uid_claim",
+    "retire_uid_claim",
     "revoke_sign_in",
     "root_pattern",
     "sandbox_launch",
@@ -128,6 +136,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "shared_cache",
     "tenant_endpoint",
     "tenant_roots",
+    "uid_claim_held",
     "warming",
 ]
 

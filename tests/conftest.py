@@ -61,6 +61,7 @@ def _drop_leftover_sessions(django_db_setup: None, django_db_blocker: Any) -> It
 # worker busy while the others wait.
 SLOWEST = (
     "tests/test_bench_smoke.py",
+    "tests/site/test_make_run.py",
     "tests/browser/",
     "tests/e2e/test_freshness.py",
     "tests/e2e/test_multiprocess.py",

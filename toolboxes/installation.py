@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 from django.db import connection, models, transaction
@@ -67,6 +68,16 @@ def describe_database() -> str:
     settings = connection.settings_dict
     where = f" on {settings['HOST']}:{settings.get('PORT') or ''}".rstrip(":")
     return f"{connection.vendor} {settings['NAME']}" + (where if settings.get("HOST") else "")
+
+
+def database_file() -> str:
+    """The SQLite file of this database, resolved ("" for a database server, or in memory):
+    a uid claim records it, so that its absence says the installation is gone."""
+    settings = connection.settings_dict
+    name = str(settings["NAME"] or "")
+    if connection.vendor != "sqlite" or not name or name == ":memory:" or name.startswith("file:"):
+        return ""
+    return str(Path(name).resolve())
 
 
 def record_store(store: str) -> str | None:

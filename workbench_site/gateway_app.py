@@ -12,6 +12,7 @@ from mcp_gateway import (
     GatewayOptions,
     MetricsEndpoint,
     SandboxPolicy,
+    StartRefused,
     configure_metrics,
     configure_sandbox,
     configure_tracing,
@@ -48,6 +49,11 @@ def build_application(django_app: ASGIApp, gateway: Gateway | None = None) -> AS
                 started = True
                 await receive()  # lifespan.shutdown
                 logger.info("Shutting down: closing downstream connections")
+        except StartRefused as exc:
+            # The operator's to act on, and its text says what and how: that one line
+            # (uvicorn logs it), not a traceback.
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
         except Exception as exc:
             logger.exception("Gateway lifespan failed")
             failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"

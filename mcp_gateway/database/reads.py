@@ -31,7 +31,7 @@ from mcp_gateway.snapshots.servers import ServerConfig, TenantConfig, ToolboxCon
 from mcp_gateway.store.shared import SharedStore
 from toolboxes import pins as tool_pins
 from toolboxes import versions
-from toolboxes.installation import describe_database, installation_id
+from toolboxes.installation import database_file, describe_database, installation_id
 from toolboxes.launch import ServerLaunch, launch_of
 from toolboxes.models import ApiKey, Server, Tenant
 from toolboxes.validators import host_port_numbers
@@ -221,13 +221,13 @@ class Snapshots:
         return snapshot
 
 
-def _installation() -> tuple[str, str]:
-    return installation_id(), describe_database()
+def _installation() -> tuple[str, str, str]:
+    return installation_id(), describe_database(), database_file()
 
 
-async def installation() -> tuple[str, str]:
-    """This database's installation id (made on first use) and its description, for the
-    gateway's start (toolboxes.installation)."""
+async def installation() -> tuple[str, str, str]:
+    """This database's installation id (made on first use), its description and its SQLite
+    file ("" for a server), for the gateway's start (toolboxes.installation)."""
     return await in_thread(_installation)()
 
 

@@ -32,7 +32,7 @@ from mcp_gateway.database.threads import close_thread_connections, release_datab
 from mcp_gateway.downstream.connected.accounts import ConnectedAccounts, SignInDoor
 from mcp_gateway.downstream.pool import Pool
 from mcp_gateway.downstream.sandbox.policy import active_policy
-from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
+from mcp_gateway.downstream.sandbox.uid_claims import HeldClaim, claim_uid_base
 from mcp_gateway.downstream.warmup import WarmUp
 from mcp_gateway.front.asgi import (
     SESSION_HEADER,
@@ -111,6 +111,7 @@ class Gateway:
             tenant_max_connections=options.tenant_max_connections,
             record=record_connection,
         )
+        self.uid_claim: HeldClaim | None = None  # held while this gateway runs
         self.warm_up = WarmUp(
             self.pool,
             self.shared,
@@ -174,6 +175,8 @@ class Gateway:
                 finally:
                     background.cancel_scope.cancel()
         finally:
+            if self.uid_claim is not None:
+                self.uid_claim.close()
             await self.limiter.buckets.close()
             await self.shared.close()
             await release_database()
@@ -181,9 +184,9 @@ class Gateway:
     async def _start(self) -> None:
         """Before serving: the database's installation names the entries this gateway keeps
         in the shared store (a new database never finds an old one's), and claims the
-        sandbox's uid range on this host (UidRangeClaimed when another installation has it:
-        the gateway does not start)."""
-        installation_id, database = await installation()
+        sandbox's uid range on this host, held while it runs (UidRangeClaimed when another
+        installation has it: the gateway does not start)."""
+        installation_id, database, database_file = await installation()
         prefix = installation_prefix(installation_id)
         self.snapshots.installation = installation_id
         self.open_toolboxes.prefix = prefix
@@ -201,12 +204,13 @@ class Gateway:
             )
         policy = active_policy()
         if policy.enabled:
-            await anyio.to_thread.run_sync(
+            self.uid_claim = await anyio.to_thread.run_sync(
                 claim_uid_base,
                 Path(self.options.sandbox_uid_claims_dir),
                 policy.uid_base,
                 installation_id,
                 database,
+                database_file,
             )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,10 +1,15 @@
-"""setup_demo (make run): idempotent, and the key and login it prints work."""
+"""setup_demo (make run): idempotent, and the key and login it prints work. Its serving
+(`--serve`, the banner once the server answers): tests/site/test_make_run.py."""
 
+import http.server
 import re
+import threading
 from io import StringIO
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from accounts.models import Membership
 from accounts.oauth_consent import ConsentForm
@@ -61,3 +66,31 @@ def test_the_demo_admin_can_finish_an_oauth_sign_in(db, tmp_path):
     assert consent.fields["toolboxes"].choices == [
         (Tenant.objects.get(slug="demo").toolboxes.get().pk, "demo / demo")
     ]
+
+
+def test_serving_refuses_a_port_another_server_answers_on(db, tmp_path):
+    """make run on a port in use would print credentials for another server: refused
+    before anything starts, naming the way out."""
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        with pytest.raises(CommandError) as refused:
+            call_command(
+                "setup_demo",
+                "--credentials",
+                str(tmp_path / "demo.json"),
+                "--data-dir",
+                str(tenant_dir("demo") / "demo-data"),
+                "--port",
+                str(port),
+                "--serve",
+                "false",
+            )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(refused.value) == (
+        f"Port {port} is in use on 127.0.0.1 (a server answers there): stop it, or choose "
+        f"another port (make run PORT={port + 1})."
+    )

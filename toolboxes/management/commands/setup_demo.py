@@ -6,8 +6,12 @@ and an operator who is a member of none could not finish it.
 
 The demo key and admin password exist in plain text only in `.demo-credentials.json`
 (mode 0600, git-ignored) so that repeated runs print the same working credentials.
+
+With `--serve COMMAND...` (make run) it then runs the server in the foreground and prints
+"Workbench demo is ready." with the credentials only once the server answers.
 """
 
+import argparse
 import json
 import os
 import secrets
@@ -18,19 +22,20 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
-from django.db import transaction
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections, transaction
 
 from accounts.members import add_member
 from accounts.roles import ADMIN
 from mcp_gateway import tenant_endpoint
 from toolboxes.catalog.entries import load_default_catalog
+from toolboxes.management import checkout, foreground
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
 CREDENTIALS_FILE = "demo-credentials.json"
 DEMO_SLUG = "demo"
 ADMIN_USERNAME = "admin"
-DEMO_DATA_DIR = "/var/tmp/workbench-demo"
+READY = "Workbench demo is ready."
 GIT_READ_ONLY_TOOLS = ["git_status", "git_log", "git_diff", "git_show", "git_branch"]
 
 
@@ -42,36 +47,67 @@ class Command(BaseCommand):
         parser.add_argument("--port", default="8000")
         parser.add_argument(
             "--data-dir",
-            default=DEMO_DATA_DIR,
-            help="Where the demo's git repository is made: outside the project directory, "
-            "which no sandboxed server may see.",
+            default=str(checkout.checkout_dir()),
+            help="Where the demo's git repository is made: this checkout's own directory "
+            "outside it (no sandboxed server may see the project directory).",
         )
         parser.add_argument(
             "--credentials",
             default=str(Path(settings.BASE_DIR) / f".{CREDENTIALS_FILE}"),
             help="Where the demo key and admin password are kept between runs.",
         )
+        parser.add_argument(
+            "--serve",
+            nargs=argparse.REMAINDER,
+            metavar="COMMAND",
+            help="Then run this server (every argument after --serve) in the foreground, "
+            "and print the demo's credentials once it answers on --host and --port.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        host, port = options["host"], options["port"]
+        if options["serve"] and foreground.answers(host, int(port)):
+            raise CommandError(
+                f"Port {port} is in use on {host} (a server answers there): stop it, or "
+                f"choose another port (make run PORT={int(port) + 1})."
+            )
         path = Path(options["credentials"])
         saved: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+        try:
+            repo = self._demo_repository(Path(options["data_dir"]))
+        except checkout.NotOwnDirectory as exc:
+            raise CommandError(str(exc)) from exc
         with transaction.atomic():
             load_default_catalog()  # the shipped catalog entries the operator lacks
-            tenant = self._demo_tenant(self._demo_repository(Path(options["data_dir"])))
+            tenant = self._demo_tenant(repo)
             api_key = self._demo_key(tenant, saved.get("api_key", ""))
             password = self._admin_password(saved.get("admin_password", ""))
             add_member(tenant, ADMIN_USERNAME, ADMIN)  # the OAuth sign-in's tenant
         saved.update(api_key=api_key, admin_username=ADMIN_USERNAME, admin_password=password)
         path.write_text(json.dumps(saved, indent=2) + "\n")
         os.chmod(path, 0o600)
-        self._print(api_key, password, options["host"], options["port"])
+        if not options["serve"]:
+            self._print(api_key, password, host, port, "Workbench demo is set up.")
+            return
+        connections.close_all()  # the server opens its own
+        status = foreground.serve(
+            options["serve"],
+            host,
+            int(port),
+            lambda: self._print(api_key, password, host, port),
+        )
+        if status:
+            raise SystemExit(status)  # the server said why
 
     def _demo_repository(self, data_dir: Path) -> Path:
         """A small git repository for the git server, made once, readable by everyone
         (the demo tenant's servers run under a uid of their own)."""
+        if data_dir.parent == checkout.run_root():
+            checkout.own_directory(data_dir.parent)
+        checkout.own_directory(data_dir)
         repo = data_dir / "repo"
         if not (repo / ".git").is_dir():
-            repo.mkdir(parents=True, exist_ok=True, mode=0o755)
+            repo.mkdir(exist_ok=True, mode=0o755)
             (repo / "README.md").write_text(
                 "# Workbench demo repository\n\nThe demo's git server sees only this.\n"
             )
@@ -87,8 +123,7 @@ class Command(BaseCommand):
             subprocess.run([*git, "init", "-q"], check=True)
             subprocess.run([*git, "add", "README.md"], check=True)
             subprocess.run([*git, "commit", "-q", "-m", "Demo repository"], check=True)
-        for path in (data_dir, repo):
-            path.chmod(0o755)
+        repo.chmod(0o755)
         return repo
 
     def _demo_tenant(self, repo: Path) -> Tenant:
@@ -137,7 +172,9 @@ class Command(BaseCommand):
             return saved_password
         return "(unchanged: set one with `manage.py changepassword admin`)"
 
-    def _print(self, api_key: str, password: str, host: str, port: str) -> None:
+    def _print(
+        self, api_key: str, password: str, host: str, port: str, headline: str = READY
+    ) -> None:
         base = f"http://{host}:{port}"
         endpoint = tenant_endpoint(f"{base}/mcp", DEMO_SLUG)
         client_config = {
@@ -153,7 +190,7 @@ class Command(BaseCommand):
             "\n".join(
                 [
                     "",
-                    "Workbench demo is ready.",
+                    headline,
                     f"  Admin:        {base}/admin/  (user: admin, password: {password})",
                     f"  MCP endpoint: {endpoint}  (the tenant's own; {base}/mcp serves too)",
                     f"  Demo API key: {api_key}",
@@ -182,3 +219,4 @@ class Command(BaseCommand):
                 ]
             )
         )
+        self.stdout.flush()
