@@ -232,6 +232,9 @@ def test_two_checkouts_serve_side_by_side_and_one_starts_again_from_scratch(
     """One scenario (each start costs seconds): the first checkout serves; a second beside
     it, given the first's uid base, is refused in one line; with its own, it serves too;
     both stop cleanly; the first, its database deleted, starts again; `make reset`."""
+    # What this runs is what the README's opening block tells a newcomer to type.
+    opening = (ROOT / "README.md").read_text().split("```")[1]
+    assert "make run " in opening and "make reset " in opening
     first_checkout = new_checkout(checkouts, "workbench", migrated=True)
     second_checkout = new_checkout(checkouts, "workbench", migrated=True)  # the same name
     first = MakeRun(first_checkout, run_root, free_port())
