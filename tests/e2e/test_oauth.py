@@ -249,15 +249,24 @@ async def test_sign_in_use_refresh_and_revoke(live_gateway, acme, caplog):
 
 @pytest.fixture
 def issued(acme):
-    """Tokens of ada's sign-in to acme limited to dev, issued without the browser dance."""
+    """Tokens of ada's sign-in to acme limited to dev, issued without the browser dance.
+    The tests that take them are about refusals, not expiry (the sign-in test has the short
+    lifetime): the access token lives an hour, so a loaded machine cannot expire it first."""
+    from datetime import timedelta
+
     from django.test import Client
+    from django.utils import timezone
 
     from tests.accounts.oauth_client import SignIn
 
     flow = SignIn(Client())
     flow.client.force_login(User.objects.get(username="ada"))
     flow.register()
-    return flow.tokens(acme.tenant.pk, acme.member.toolbox_ids)
+    tokens = flow.tokens(acme.tenant.pk, acme.member.toolbox_ids)
+    AccessToken.objects.filter(scope="mcp").update(
+        expires=timezone.now() + timedelta(hours=1)
+    )
+    return tokens
 
 
 async def test_refusals_of_a_token(live_gateway, acme, issued):
