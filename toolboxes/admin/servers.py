@@ -43,10 +43,15 @@ def warn_missing_filters(
 
 
 class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
+    """A toolbox's servers: a line each (what it runs, its last check, held tools, tools
+    exposed), its form folded under it: a toolbox of several servers stays short, and is
+    still edited and saved in one form (its server's own page has every field's help)."""
+
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers", "oauth_client")
     model = Server
     form = ServerForm
+    template = "admin/toolboxes/toolbox/servers_inline.html"
     extra = 0
     ordering = ["position", "id"]
     show_change_link = True
@@ -60,6 +65,10 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     runs = staticmethod(runs)
     check_status = staticmethod(check_status)
     check_status_plain = staticmethod(check_status_plain)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
+        servers = super().get_queryset(request).select_related("catalog_entry")
+        return server_status.with_held(servers)
 
     def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
         if not is_operator(request.user):
@@ -97,7 +106,16 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers", "oauth_client")
     form = ServerForm
-    list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
+    list_display = [
+        "name",
+        "toolbox",
+        "transport",
+        "enabled",
+        "status",
+        "held",
+        "filters",
+        "secrets",
+    ]
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
     list_select_related = ["toolbox__tenant"]
     search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
@@ -107,6 +125,7 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
         "updated_at",
         "check_status",
         "check_status_plain",
+        "check_cause",
         "runs",
     ]
     head = ["toolbox"]
@@ -114,6 +133,9 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
 
     parameter_values = staticmethod(parameter_values)
     runs = staticmethod(runs)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
+        return server_status.with_held(super().get_queryset(request))
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

@@ -136,12 +136,21 @@ def test_a_failing_check_gives_the_reason_and_the_stderr_tail(admin_client, brok
     ended()
     html = admin_client.get(check_url(broken)).content.decode()
     broken.refresh_from_db()
-    reason = broken.last_check_reason
+    reason, incident = broken.last_check_reason, broken.last_check_incident
     assert broken.last_check_ok is False and reason.startswith(EXITED)
+    assert re.fullmatch(r"[0-9a-f]{12}", incident)
     assert f"Server dev/broken: could not connect: {reason}." in html
+    assert f'id="check-incident">Incident <code>{incident}</code>' in html
     assert 'id="check-stderr">no config file here' in html
+    # The operator's cause: what happened, in the log's words, and the end of stderr.
+    assert broken.last_check_cause == (
+        "MCPError: Connection closed (at initialize)\nstderr (its last lines): no config file here"
+    )
+    assert '<pre class="wb-cause" id="check-cause">MCPError: Connection closed (at initialize)' in html
     listing = admin_client.get(reverse("admin:toolboxes_server_changelist")).content.decode()
-    assert f"failing: {reason} (0 minutes ago)" in listing
+    assert f"failing: {reason} (0 minutes ago; incident {incident})" in listing
+    page = admin_client.get(reverse("admin:toolboxes_server_change", args=[broken.pk]))
+    assert '<pre class="wb-cause" id="check-cause">MCPError: Connection closed' in page.content.decode()
     failing = admin_client.get(
         reverse("admin:toolboxes_server_changelist") + "?last_check_ok__exact=0"
     )
@@ -164,7 +173,8 @@ def test_the_list_action_checks_each_selected_server(admin_client, fixture, brok
     ended()
     listing = admin_client.get(reverse("admin:toolboxes_server_changelist")).content.decode()
     broken.refresh_from_db()
-    assert f"failing: {broken.last_check_reason} (0 minutes ago)" in listing
+    failing = f"failing: {broken.last_check_reason} (0 minutes ago; incident {broken.last_check_incident})"
+    assert failing in listing
     assert re.search(r"ok: \d+ tools in \d+ ms, 0 minutes ago", listing)
 
 
