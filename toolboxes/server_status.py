@@ -121,9 +121,7 @@ def held_by_server(server_ids: Iterable[int]) -> dict[int, Held]:
             total=Count("pk"),
         )
     )
-    return {
-        row["server_id"]: Held(row["total"] - row["rejected"], row["rejected"]) for row in rows
-    }
+    return {row["server_id"]: Held(row["total"] - row["rejected"], row["rejected"]) for row in rows}
 
 
 def with_held(servers: QuerySet[Server]) -> QuerySet[Server]:
@@ -147,7 +145,7 @@ def held_of(server: Server) -> Held:
 
 
 def held_text(found: Held) -> str:
-    """", 2 held" (and ", 1 rejected"), or nothing: what a status adds to its tools."""
+    """ ", 2 held" (and ", 1 rejected"), or nothing: what a status adds to its tools."""
     parts = [f"{found.waiting} held"] if found.waiting else []
     parts += [f"{found.rejected} rejected"] if found.rejected else []
     return "".join(f", {part}" for part in parts)

@@ -57,7 +57,15 @@ def record_check(
 ) -> None:
     """An admin's check, recorded as a connect is."""
     write_connection(
-        server.pk, server.pinning, fingerprint, ok, milliseconds, reason, definitions, incident, cause
+        server.pk,
+        server.pinning,
+        fingerprint,
+        ok,
+        milliseconds,
+        reason,
+        definitions,
+        incident,
+        cause,
     )
 
 

@@ -150,7 +150,8 @@ async def _silent_stdio(server: ServerConfig) -> list[str]:
         return refused
     return [
         f"{server.command} downloads the server from {registry.name} before it answers: "
-        "a first start can take longer than the connect timeout (WORKBENCH_CONNECT_TIMEOUT_SECONDS)."
+        "a first start can take longer than the connect timeout "
+        "(WORKBENCH_CONNECT_TIMEOUT_SECONDS)."
     ]
 
 

@@ -109,7 +109,7 @@ def held_url(server: Server) -> str:
 
 
 def held_badge(server: Server) -> str:
-    """"2 held", linked to those tools' list, for a server whose tools wait for an admin."""
+    """ "2 held", linked to those tools' list, for a server whose tools wait for an admin."""
     found = server_status.held_of(server)
     if not found.waiting:
         return ""

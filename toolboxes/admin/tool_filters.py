@@ -19,8 +19,7 @@ from toolboxes.server_status import filter_warning
 ALL_TOOLS = "*"
 NOT_CHECKED_NOTE = "The server has not been checked yet: check it to list its tools, or type names."
 FAILED_NOTE = (
-    "Its tools are not known: its last check failed ({}). Check it again once fixed, "
-    "or type names."
+    "Its tools are not known: its last check failed ({}). Check it again once fixed, or type names."
 )
 
 
