@@ -189,16 +189,20 @@ def check_cause(obj: Server | None) -> str:
     )
 
 
-def filters_html(server: Server) -> str:
-    """The tools a toolbox exposes of its server, and a filter naming one it does not offer."""
+def filters_html(server: Server, compact: bool = False) -> str:
+    """The tools a toolbox exposes of its server, and a filter naming one it does not offer
+    (`compact`: in a word, the sentence in its title)."""
     chosen = server.tool_filters or []
     shown = "all" if "*" in chosen else (", ".join(chosen) or "none")
     missing = server_status.missing_filters(server)
     if not missing:
         return shown
-    return format_html(
-        '{} <span class="wb-warning">⚠ {}</span>', shown, server_status.filter_warning(missing)
-    )
+    warning = server_status.filter_warning(missing)
+    if compact:
+        return format_html(
+            '{} <span class="wb-warning" title="{}">⚠ not offered</span>', shown, warning
+        )
+    return format_html('{} <span class="wb-warning">⚠ {}</span>', shown, warning)
 
 
 def say_refused(model_admin: admin.ModelAdmin, request: HttpRequest, servers: list[Server]) -> None:

@@ -46,7 +46,7 @@ def server_row(context: dict[str, Any], server: Server) -> SafeString:
         shown,
         status_html(server),
         held_badge(server),
-        filters_html(server),
+        filters_html(server, compact=True),
     )
 
 
