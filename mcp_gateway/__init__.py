@@ -75,6 +75,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
+    "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
 }
 
 __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
@@ -113,6 +114,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "installation_prefix",
     "is_gateway_path",
     "key_sees",
+    "live_downstream",
     "named_paths",
     "open_sandboxed",
     "path_problem",

@@ -173,7 +173,8 @@ def test_the_toolbox_page_is_short_and_shows_whole_arguments(
 
     def open_the_failing_one() -> str:
         page.locator(f"{rows} summary.wb-server-line").nth(2).click()
-        return page.locator(".inline-related").nth(2).locator(".wb-tools p.wb-other").inner_text().strip()
+        other = page.locator(".inline-related").nth(2).locator(".wb-tools p.wb-other")
+        return other.inner_text().strip()
 
     note = chromium.run(open_the_failing_one)
     assert note == (

@@ -222,11 +222,8 @@ class ServerChecks(AdminMixin):
 
     @admin.display(description="last check")
     def status(self, obj: Server) -> str:
-        return status_html(obj)
-
-    @admin.display(description="held")
-    def held(self, obj: Server) -> str:
-        return held_badge(obj)
+        """Its status, and a badge when some of its tools wait for an admin."""
+        return format_html("{} {}", status_html(obj), held_badge(obj))
 
     @admin.display(description="tools exposed")
     def filters(self, obj: Server) -> str:

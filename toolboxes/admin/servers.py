@@ -8,15 +8,16 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, Func, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.http import urlencode
 
 from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator
 from kernel.masking import masked
-from toolboxes import server_status
+from toolboxes import pins, server_status
 from toolboxes.admin import background_checks
 from toolboxes.admin.forms import ServerForm, TenantServerForm
 from toolboxes.admin.pages import object_for, object_view_url, page
@@ -78,7 +79,7 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
 
 @admin.register(Toolbox)
 class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
-    list_display = ["name", "tenant", "description", "server_count", "updated_at"]
+    list_display = ["name", "tenant", "description", "server_count", "held", "updated_at"]
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
     search_fields = ["name", "description", "tenant__slug", "tenant__name"]
@@ -87,11 +88,39 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
     formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2})}}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Toolbox]:
-        return super().get_queryset(request).annotate(server_total=Count("servers"))
+        waiting = (
+            pins.waiting()
+            .filter(server__toolbox=OuterRef("pk"))
+            .order_by()
+            .values("server__toolbox")
+            .annotate(n=Func(F("pk"), function="COUNT"))
+            .values("n")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(server_total=Count("servers"), held_total=Subquery(waiting))
+        )
 
     @admin.display(description="servers", ordering="server_total")
     def server_count(self, obj: Toolbox) -> int:
         return obj.server_total
+
+    @admin.display(description="held", ordering="held_total")
+    def held(self, obj: Toolbox) -> str:
+        """Its servers' tools waiting for an admin, as a badge linked to them."""
+        if not obj.held_total:
+            return ""
+        query = urlencode({"server__toolbox__id__exact": obj.pk, "status": "held"})
+        return format_html(
+            '<a class="wb-held-badge" href="{}?{}">{} held</a>',
+            reverse("admin:toolboxes_toolpin_changelist"),
+            query,
+            obj.held_total,
+        )
+
+    class Media:
+        css = {"all": [STATUS_CSS]}
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)
@@ -106,16 +135,7 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers", "oauth_client")
     form = ServerForm
-    list_display = [
-        "name",
-        "toolbox",
-        "transport",
-        "enabled",
-        "status",
-        "held",
-        "filters",
-        "secrets",
-    ]
+    list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
     list_select_related = ["toolbox__tenant"]
     search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
