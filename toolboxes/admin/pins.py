@@ -41,7 +41,7 @@ class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
     tenant_path = "server__toolbox__tenant"
     members_may = frozenset({"change"})  # deciding; a server offers its tools, none typed in
     change_form_template = "admin/toolboxes/toolpin/change_form.html"
-    list_display = ["name", "server", "toolbox", "tenant", "status", "offered_at", "decided_at"]
+    list_display = ["name", "where", "state", "offered_at", "decided_at"]
     list_filter = [StatusFilter, "server__toolbox__tenant", "server__toolbox", "server"]
     list_select_related = ["server__toolbox__tenant"]
     search_fields = ["name", "server__name", "server__toolbox__name"]
@@ -74,13 +74,22 @@ class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    @admin.display(description="toolbox")
-    def toolbox(self, obj: ToolPin) -> str:
-        return obj.server.toolbox.name
+    class Media:
+        css = {"all": ["toolboxes/server_form.css"]}
 
-    @admin.display(description="tenant")
-    def tenant(self, obj: ToolPin) -> str:
-        return obj.server.toolbox.tenant.slug
+    @admin.display(description="server", ordering="server__toolbox__tenant__slug")
+    def where(self, obj: ToolPin) -> str:
+        """tenant/toolbox/server, in one column."""
+        toolbox = obj.server.toolbox
+        return f"{toolbox.tenant.slug}/{toolbox.name}/{obj.server.name}"
+
+    @admin.display(description="status")
+    def state(self, obj: ToolPin) -> str:
+        """Its status, a held one as a badge: what the admin comes for."""
+        status = obj.status
+        if status.startswith("held"):
+            return format_html('<span class="wb-held-badge">{}</span>', status)
+        return status
 
     @admin.display(description="changes")
     def diff(self, obj: ToolPin) -> str:

@@ -225,7 +225,7 @@ class ServerChecks(AdminMixin):
         """Its status, and a badge when some of its tools wait for an admin."""
         return format_html("{} {}", status_html(obj), held_badge(obj))
 
-    @admin.display(description="tools exposed")
+    @admin.display(description="tools")
     def filters(self, obj: Server) -> str:
         return filters_html(obj)
 

@@ -31,6 +31,8 @@ from toolboxes.admin.server_checks import (
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.models import Server, Toolbox
 
+SHORT_TRANSPORTS = {"stdio": "stdio", "streamable-http": "HTTP", "sse": "SSE"}
+
 
 def warn_missing_filters(
     model_admin: admin.ModelAdmin, request: HttpRequest, server: Server
@@ -135,7 +137,7 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers", "oauth_client")
     form = ServerForm
-    list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
+    list_display = ["name", "toolbox", "kind", "on", "status", "filters", "secrets"]
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
     list_select_related = ["toolbox__tenant"]
     search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
@@ -170,8 +172,18 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
         if not change or form.has_changed():
             background_checks.start_after_commit([obj.pk])
 
-    @admin.display(description="env and headers")
+    @admin.display(description="on", boolean=True, ordering="enabled")
+    def on(self, obj: Server) -> bool:
+        return obj.enabled
+
+    @admin.display(description="transport", ordering="transport")
+    def kind(self, obj: Server) -> str:
+        """The transport in a word: the list has more to show than its long names."""
+        return SHORT_TRANSPORTS.get(obj.transport, obj.transport)
+
+    @admin.display(description="secrets")
     def secrets(self, obj: Server) -> str:
+        """Its env and header names, values masked."""
         return masked({**(obj.env or {}), **(obj.headers or {})})
 
     @admin.display(description="secrets")
