@@ -19,8 +19,9 @@ from django.db.models import F, Model, OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
 
 from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator, tenant_ids
@@ -72,7 +73,7 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
         "when",
         "tenant",
         "key_prefix",
-        "client_name",
+        "client",
         "call",
         "outcome",
         "duration",
@@ -104,9 +105,15 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
 
     @admin.display(description="call", ordering="meta_tool")
     def call(self, obj: CallRecord) -> str:
-        """The meta-tool and what it was about: "use_tool dev/fs/read_file"."""
-        what = "/".join(part for part in (obj.toolbox, obj.server, obj.tool) if part)
+        """The meta-tool and what it was about: "use_tool dev/fs/read_file" (a narrow
+        column breaks the path after a slash, never inside a name)."""
+        parts = [part for part in (obj.toolbox, obj.server, obj.tool) if part]
+        what = format_html_join(mark_safe("/<wbr>"), "{}", ((part,) for part in parts))
         return format_html('{} <span class="wb-what">{}</span>', obj.meta_tool, what)
+
+    @admin.display(description="client", ordering="client_name")
+    def client(self, obj: CallRecord) -> str:
+        return obj.client_name
 
     @admin.display(description="ms", ordering="duration_ms")
     def duration(self, obj: CallRecord) -> str:

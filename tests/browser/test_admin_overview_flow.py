@@ -225,7 +225,7 @@ def test_the_call_log_fits_1400_px(chromium, live_gateway, gateway_in_use, plain
         "time",
         "tenant",
         "key prefix",
-        "client name",
+        "client",
         "call",
         "outcome",
         "ms",
