@@ -110,12 +110,22 @@ async def _what_to_change(server: ServerConfig, story: failures.Story) -> list[s
 
 def _egress_refused(server: ServerConfig, detail: str) -> str:
     found = REFUSAL.search(detail)
-    host = found.group("host") if found else (urlsplit(server.url).hostname or "")
-    kind = f" ({found.group('kind')})" if found else ""
+    if found is None:  # a refusal said otherwise: the URL's host is what to allow
+        host = urlsplit(server.url).hostname or "the server's host"
+        return (
+            "The egress policy refuses this address: remote servers reach public addresses "
+            f"only. WORKBENCH_EGRESS_ALLOW={host} allows it; {RESTART}."
+        )
+    host, ip, kind = found.group("host"), found.group("ip"), found.group("kind")
+    network = _network_of(ip)
+    allow = (
+        f"WORKBENCH_EGRESS_ALLOW={network}"
+        if host.strip("[]") == ip
+        else f"WORKBENCH_EGRESS_ALLOW={host} (the name) or {network} (its address)"
+    )
     return (
-        f"The egress policy refuses this address{kind}: remote servers reach public addresses "
-        f"only. WORKBENCH_EGRESS_ALLOW={host} (a host name, or a network such as "
-        f"{_network_of(found.group('ip')) if found else '10.0.0.0/8'}) allows it; {RESTART}."
+        f"The egress policy refuses {kind} addresses: remote servers reach public addresses "
+        f"only. {allow} allows it; {RESTART}."
     )
 
 

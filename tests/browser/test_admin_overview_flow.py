@@ -180,6 +180,22 @@ def test_the_dashboard_usage_and_held_badges(
     chromium.run(server_list_shot)
     chromium.shot(page, "overview-03-held-badge-server-list")
 
+    def failing_server() -> dict[str, str]:
+        page.goto(f"/admin/toolboxes/server/{issues.pk}/change/")
+        return {
+            "status": page.inner_text(".field-check_status"),
+            "cause": page.inner_text("#check-cause"),
+        }
+
+    failing_page = chromium.run(failing_server)
+    chromium.shot(page, "overview-07-failing-server-cause")
+    # Recorded by the gateway's own connect (open_toolbox), not an admin's check.
+    assert f"incident {issues.last_check_incident}" in failing_page["status"]
+    assert failing_page["cause"].startswith(
+        "egress refused: 127.0.0.1 resolves to 127.0.0.1 (loopback) (while starting)\n"
+    )
+    assert "WORKBENCH_EGRESS_ALLOW=127.0.0.1/32 allows it" in failing_page["cause"]
+
 
 def wide_page(chromium, base: str, width: int) -> Any:
     def make() -> Any:

@@ -140,7 +140,8 @@ def result_context(server: Server, request: HttpRequest) -> dict[str, Any]:
     it is kept (`background_checks.last_result`), else the stored status and tools. The
     cause of a failure (what happened, what to change) is for operators: it may name the
     command, a host's address, the gateway's settings."""
-    result = background_checks.last_result(server) or stored_result(server)
+    kept = background_checks.last_result(server)
+    result = kept or stored_result(server)
     if result is not None and result.ok:
         tools = result.tools
     else:
@@ -149,7 +150,7 @@ def result_context(server: Server, request: HttpRequest) -> dict[str, Any]:
     return {
         "server": server,
         "result": result,
-        "stored": result is not None and not result.stderr_tail and not result.ok,
+        "stored": kept is None,  # the row's status: no stderr tail kept with it
         "cause": result.cause if result is not None and is_operator(request.user) else "",
         "summary": checked_line(server, result) if result else "",
         "status": server_status.status_text(server),

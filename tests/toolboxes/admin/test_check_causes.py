@@ -14,6 +14,7 @@ import pytest
 from django.urls import reverse
 
 from mcp_gateway.downstream import causes, failures
+from mcp_gateway.downstream.egress import EgressRefused
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.snapshots.servers import ServerConfig
 from tests.accounts.conftest import acme, as_user, globex, people  # noqa: F401
@@ -40,10 +41,9 @@ def test_a_refused_address_names_the_setting_that_allows_it(api, acme, settings)
     assert INCIDENT.fullmatch(result["incident"])
     assert result["cause"] == (
         "egress refused: 127.0.0.1 resolves to 127.0.0.1 (loopback) (while starting)\n"
-        "The egress policy refuses this address (loopback): remote servers reach public "
-        "addresses only. WORKBENCH_EGRESS_ALLOW=127.0.0.1 (a host name, or a network such as "
-        "127.0.0.1/32) allows it; then restart the gateway: it reads its settings when it "
-        "starts."
+        "The egress policy refuses loopback addresses: remote servers reach public addresses "
+        "only. WORKBENCH_EGRESS_ALLOW=127.0.0.1/32 allows it; then restart the gateway: it "
+        "reads its settings when it starts."
     )
     # Recorded with the server's last check: the API's server, the admin's pages.
     shown = api("operator")("GET", PATH.format("local").removesuffix("/check")).json()
@@ -74,10 +74,33 @@ def test_the_server_page_shows_the_incident_and_the_cause_to_operators(as_user, 
     operator = as_user("operator").get(change).content.decode()
     assert status in operator
     assert '<pre class="wb-cause" id="check-cause">egress refused: 127.0.0.1' in operator
-    assert "WORKBENCH_EGRESS_ALLOW=127.0.0.1" in operator
+    assert "WORKBENCH_EGRESS_ALLOW=127.0.0.1/32" in operator
     admin = as_user("acme_admin").get(change).content.decode()
     assert status in admin and "wb-cause" not in admin
     assert status in as_user("acme_admin").get(listing).content.decode()
+    # The check page, from the server's row once no background check's outcome is kept.
+    check = reverse("admin:toolboxes_server_check", args=[server.pk])
+    page = as_user("operator").get(check).content.decode()
+    summary = "Server acme-tools/local: could not connect: the server could not be reached."
+    assert summary in page
+    assert f'id="check-incident">Incident <code>{result.incident}</code>' in page
+    assert '<pre class="wb-cause" id="check-cause">egress refused: 127.0.0.1' in page
+    theirs = as_user("acme_admin").get(check).content.decode()
+    assert summary in theirs and result.incident in theirs and "check-cause" not in theirs
+
+
+def test_a_refused_host_name_is_allowed_by_its_name_or_its_address():
+    server = ServerConfig(name="issues", transport="streamable-http", url="http://localhost:9/")
+    detail = "start: egress refused: localhost resolves to ::1 (loopback)"
+    story = failures.Story(
+        failures.UNREACHABLE, "0123456789ab", detail, (), EgressRefused("localhost ...")
+    )
+    assert anyio.run(causes.explain, server, story).split("\n") == [
+        "egress refused: localhost resolves to ::1 (loopback) (while starting)",
+        "The egress policy refuses loopback addresses: remote servers reach public addresses "
+        "only. WORKBENCH_EGRESS_ALLOW=localhost (the name) or ::1/128 (its address) allows it; "
+        "then restart the gateway: it reads its settings when it starts.",
+    ]
 
 
 def test_a_command_not_found_is_named(api, acme):  # noqa: F811
