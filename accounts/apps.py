@@ -7,6 +7,9 @@ class AccountsConfig(AppConfig):
     verbose_name = "People and access"
 
     def ready(self) -> None:
-        from accounts import oauth_revocation  # models are loaded only once the app is ready
+        from accounts import (
+            oauth_revocation,  # models are loaded only once the app is ready
+            system_checks,  # noqa: F401  # registers its checks
+        )
 
         oauth_revocation.connect_signals()  # OAuth tokens stop when their grant or member goes

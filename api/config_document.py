@@ -2,13 +2,15 @@
 for the API: answered with its secrets left out, applied all or nothing with the secrets
 it leaves out kept, its version, and the plan of what applying it changes.
 
-Secret values (env and header values, secret catalog parameters) are answered as `null`,
-and so, to others than operators, is how a raw server runs (its command, arguments, URL,
-...: tenant admins make servers from the catalog); a `null` in a document applied keeps
-the stored value, and a tenant admin's document that makes or changes a raw server's way
-of running is refused. The version is a keyed
-digest of the whole stored document (secrets included, so that changing only a secret
-moves it), never a digest anyone could test a guessed secret against.
+Secret values (env and header values, secret catalog parameters, an OAuth client's
+secret) are answered as `null` to everyone, and so, to others than operators, is how a raw
+server runs (its command, arguments, URL, sign-in, ...: tenant admins make servers from
+the catalog); a `null` in a document applied keeps the stored value, while the server stays
+where it was (`toolboxes.destinations`: a kept secret never follows it to another entry,
+command or URL), and a tenant admin's document that makes or changes a raw server's way of
+running is refused. The version is a keyed digest of the whole stored document (secrets
+included, so that changing only a secret moves it), never a digest anyone could test a
+guessed secret against.
 """
 
 from __future__ import annotations
@@ -16,20 +18,36 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
-from toolboxes.config_file import ConfigError, export_tenant, import_tenant
+from toolboxes.config_file import ConfigError, export_tenant, import_tenant, json_path
+from toolboxes.config_file.plan import Plan, plan_of
+from toolboxes.destinations import destination_of, moved, type_again
 from toolboxes.models import Server, Tenant, Toolbox
 
 SECRET_MAPS = ("env", "headers")
-# How a raw server runs: shown to operators only, null for others (kept when applied).
-RAW_KEYS = ("command", "args", "cwd", "url", "mounts", "network", "egressAllow", "limits")
+# How a raw server runs (and signs in): shown to operators only, null for others (kept
+# when applied).
+RAW_KEYS = (
+    "command",
+    "args",
+    "cwd",
+    "url",
+    "mounts",
+    "network",
+    "egressAllow",
+    "limits",
+    "auth",
+)
 RAW_CHANGES = {*RAW_KEYS, *SECRET_MAPS, "type", "catalog"}
+CLIENT_SECRET = "clientSecret"  # in a server's "auth"
 NO_STORED_VALUE = "has no stored value to keep"
+# A server's secret values kept from the stored document: "toolbox/server" -> their paths
+# within the server ("env.TOKEN", "auth.clientSecret").
+Kept = dict[str, list[str]]
 
 
 def version(document: dict[str, Any]) -> str:
@@ -56,6 +74,8 @@ def redacted(tenant: Tenant, document: dict[str, Any], *, operator: bool) -> dic
             for name in SECRET_MAPS:
                 if name in server:
                     server[name] = dict.fromkeys(server[name])
+            if CLIENT_SECRET in server.get("auth", {}):
+                server["auth"][CLIENT_SECRET] = None
             if not operator and "catalog" not in server:
                 for name in RAW_KEYS:
                     if name in server:
@@ -67,11 +87,14 @@ def redacted(tenant: Tenant, document: dict[str, Any], *, operator: bool) -> dic
     return result
 
 
-def with_kept_values(data: Any, stored: dict[str, Any]) -> Any:
+def with_kept_values(
+    data: Any, stored: dict[str, Any], secret_parameters: dict[tuple[str, str], set[str]]
+) -> tuple[Any, Kept]:
     """`data` with each null secret value, and each null field of how a raw server runs,
-    replaced by the stored one of the same server."""
+    replaced by the stored one of the same server; and the secret values so kept."""
+    kept: Kept = {}
     if not isinstance(data, dict) or not isinstance(data.get("toolboxes"), dict):
-        return data
+        return data, kept
     data = json.loads(json.dumps(data))
     for toolbox_name, toolbox in data["toolboxes"].items():
         servers = toolbox.get("mcpServers") if isinstance(toolbox, dict) else None
@@ -82,11 +105,22 @@ def with_kept_values(data: Any, stored: dict[str, Any]) -> Any:
                 continue
             old = stored["toolboxes"].get(toolbox_name, {}).get("mcpServers", {}).get(server_name)
             where = f"toolboxes.{toolbox_name}.mcpServers.{server_name}"
+            paths = kept.setdefault(f"{toolbox_name}/{server_name}", [])
             for name in RAW_KEYS:
                 if name in server and server[name] is None:
                     if name not in (old or {}):
                         raise ConfigError(f"{where}.{name}: {NO_STORED_VALUE}")
                     server[name] = old[name]
+                    if name == "auth" and CLIENT_SECRET in old[name]:
+                        paths.append(f"auth.{CLIENT_SECRET}")
+            auth = server.get("auth")
+            if isinstance(auth, dict) and CLIENT_SECRET in auth and auth[CLIENT_SECRET] is None:
+                secret = ((old or {}).get("auth") or {}).get(CLIENT_SECRET)
+                if secret is None:
+                    raise ConfigError(f"{where}.auth.{CLIENT_SECRET}: {NO_STORED_VALUE}")
+                auth[CLIENT_SECRET] = secret
+                paths.append(f"auth.{CLIENT_SECRET}")
+            secret_names = secret_parameters.get((toolbox_name, server_name), set())
             for name in (*SECRET_MAPS, "parameters"):
                 values = server.get(name)
                 if not isinstance(values, dict):
@@ -94,24 +128,30 @@ def with_kept_values(data: Any, stored: dict[str, Any]) -> Any:
                 for key, value in values.items():
                     if value is not None:
                         continue
-                    kept = (old or {}).get(name, {}).get(key)
-                    if kept is None:
+                    value = (old or {}).get(name, {}).get(key)
+                    if value is None:
                         raise ConfigError(f"{where}.{name}.{key}: {NO_STORED_VALUE}")
-                    values[key] = kept
-    return data
+                    values[key] = value
+                    if name != "parameters" or key in secret_names:
+                        paths.append(f"{name}.{key}")
+    return data, {name: paths for name, paths in kept.items() if paths}
 
 
-@dataclass
-class Plan:
-    created: list[str] = field(default_factory=list)
-    changed: dict[str, list[str]] = field(default_factory=dict)
-    deleted: list[str] = field(default_factory=list)
-    # What was deleted, as read before (its pk and repr, for the admin's history).
-    gone: dict[str, Toolbox | Server] = field(default_factory=dict, repr=False)
-
-    @property
-    def empty(self) -> bool:
-        return not (self.created or self.changed or self.deleted)
+def refuse_moved_secrets(kept: Kept, before: dict[str, Toolbox | Server], tenant: Tenant) -> None:
+    """A secret value kept for a server that the document moves elsewhere (another entry,
+    transport, command, args or URL): the first such value must be typed again."""
+    for name, paths in kept.items():
+        server = before.get(name)
+        if not isinstance(server, Server):
+            continue
+        toolbox_name, _, server_name = name.partition("/")
+        now = Server.objects.select_related("catalog_entry").get(
+            toolbox__tenant=tenant, toolbox__name=toolbox_name, name=server_name
+        )
+        what = moved(destination_of(server), destination_of(now))
+        if what:
+            where = json_path("toolboxes", toolbox_name, "mcpServers", server_name, paths[0])
+            raise ConfigError(f"{where}: {type_again(what)}")
 
 
 def _servers(document: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -120,35 +160,6 @@ def _servers(document: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
         for toolbox_name, toolbox in document["toolboxes"].items()
         for position, (server_name, server) in enumerate(toolbox["mcpServers"].items())
     }
-
-
-def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
-    """What changed between two documents: toolboxes (`dev`) and servers (`dev/fs`), a
-    changed one with the names of its fields that changed (never their values)."""
-    plan = Plan()
-    old_boxes, new_boxes = before["toolboxes"], after["toolboxes"]
-    plan.created += [name for name in new_boxes if name not in old_boxes]
-    plan.deleted += [name for name in old_boxes if name not in new_boxes]
-    for name in new_boxes:
-        if name in old_boxes and old_boxes[name]["description"] != new_boxes[name]["description"]:
-            plan.changed[name] = ["description"]
-    old, new = _servers(before), _servers(after)
-    plan.created += [name for name in new if name not in old]
-    plan.deleted += [name for name in old if name not in new]
-    for name, (position, server) in new.items():
-        if name not in old:
-            continue
-        old_position, old_server = old[name]
-        fields = sorted(
-            key
-            for key in {*server, *old_server}
-            if server.get(key, None) != old_server.get(key, None)
-        )
-        if position != old_position:
-            fields.append("position")
-        if fields:
-            plan.changed[name] = fields
-    return plan
 
 
 def raw_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -173,7 +184,8 @@ def _objects(tenant: Tenant) -> dict[str, Toolbox | Server]:
     found: dict[str, Toolbox | Server] = {
         toolbox.name: toolbox for toolbox in tenant.toolboxes.all()
     }
-    for server in Server.objects.filter(toolbox__tenant=tenant).select_related("toolbox"):
+    servers = Server.objects.filter(toolbox__tenant=tenant)
+    for server in servers.select_related("toolbox", "catalog_entry"):
         found[f"{server.toolbox.name}/{server.name}"] = server
     return found
 
@@ -195,8 +207,9 @@ def apply(
 ) -> tuple[Plan, str]:
     """Apply `data` as the tenant's whole configuration (all or nothing); with `dry_run`,
     or when nothing would change, nothing is written. Returns the plan and the version
-    after. Raises ConfigError (invalid document), StaleVersion (If-Match not current) or,
-    for others than operators, RawRefused (a raw server made or changed in how it runs)."""
+    after. Raises ConfigError (invalid document, or a secret kept for a server it moves
+    elsewhere), StaleVersion (If-Match not current) or, for others than operators,
+    RawRefused (a raw server made or changed in how it runs; said first)."""
     with transaction.atomic():
         Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # one writer at a time
         before = export_tenant(tenant)
@@ -204,13 +217,15 @@ def apply(
         if if_match is not None and if_match != current:
             raise StaleVersion(current)
         existing = _objects(tenant)
-        import_tenant(tenant, with_kept_values(data, before), replace=True)
+        data, kept = with_kept_values(data, before, _secret_parameters(tenant))
+        import_tenant(tenant, data, replace=True)
         after = export_tenant(tenant)
         plan = plan_of(before, after)
         plan.gone = {name: existing[name] for name in plan.deleted}
         refused = [] if operator else raw_changes(before, after)
         if refused:
             raise RawRefused(refused)  # leaving the atomic block undoes the import
+        refuse_moved_secrets(kept, existing, tenant)
         if dry_run or plan.empty:
             transaction.set_rollback(True)
             return plan, current

@@ -1,7 +1,8 @@
 """The API's bodies: what it reads and what it answers (pydantic, via django-ninja).
 
-Secrets are write-only: a server's env and header values and its secret catalog
-parameters are accepted on input and answered only by name.
+Secrets are write-only: a server's env and header values, its secret catalog parameters
+and its OAuth client's secret are accepted on input and answered only by name (or, for the
+client secret, whether one is stored).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
 TransportName = Literal["stdio", "streamable-http", "sse"]
 PinningName = Literal["trust-first", "approve-all", "off"]
+AuthModeName = Literal["none", "headers", "oauth_person", "oauth_shared", "client_credentials"]
 OPERATORS_SEE = "How a raw server runs: null unless the token's owner is an operator."
 KEEP_SECRET = (
     "Write-only values. The map given replaces the stored one; a name given with null "
@@ -80,6 +82,34 @@ class ToolboxPatch(_In):
     description: str | None = None
 
 
+class AuthOut(Schema):
+    """How a remote server signs in (`toolboxes.models.sign_in`); the secret write-only."""
+
+    mode: str
+    client_id: str
+    client_secret_set: bool = Field(description="Whether a client secret is stored.")
+    scopes: str
+
+    @staticmethod
+    def of(server: Server) -> AuthOut:
+        client = server.oauth_client_values()
+        return AuthOut(
+            mode=server.auth,
+            client_id=client.get("client_id", ""),
+            client_secret_set=bool(client.get("client_secret")),
+            scopes=server.oauth_scopes,
+        )
+
+
+class AuthIn(_In):
+    mode: AuthModeName
+    client_id: str = Field(default="", max_length=500)
+    client_secret: str | None = Field(
+        default=None, description="Write-only. null (or left out): the stored one is kept."
+    )
+    scopes: str = Field(default="", max_length=500)
+
+
 class ServerOut(Schema):
     name: str
     toolbox: str
@@ -89,6 +119,7 @@ class ServerOut(Schema):
     args: list[Any] | None = Field(description=OPERATORS_SEE)
     cwd: str | None = Field(description=OPERATORS_SEE)
     url: str | None = Field(description=OPERATORS_SEE)
+    auth: AuthOut | None = Field(description=OPERATORS_SEE)
     env_names: list[str] = Field(description="The names of its environment variables.")
     header_names: list[str] = Field(description="The names of its HTTP headers.")
     catalog: str | None
@@ -119,6 +150,7 @@ class ServerOut(Schema):
             args=list(server.args or []) if operator else None,
             cwd=server.cwd if operator else None,
             url=server.url if operator else None,
+            auth=AuthOut.of(server) if operator else None,
             env_names=sorted(server.env or {}),
             header_names=sorted(server.headers or {}),
             catalog=server.catalog_entry.name if server.catalog_entry_id else None,
@@ -145,6 +177,7 @@ class ServerFields(_In):
     cwd: str | None = Field(default=None, max_length=1000)
     url: str | None = Field(default=None, max_length=2000)
     headers: dict[str, str | None] | None = Field(default=None, description=KEEP_SECRET)
+    auth: AuthIn | None = Field(default=None, description="Its sign-in, replaced whole.")
     catalog: str | None = Field(default=None, description="A catalog entry's name.")
     parameters: dict[str, str | None] | None = Field(default=None, description=KEEP_SECRET)
     tool_filters: list[str] | None = None

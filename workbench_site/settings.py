@@ -380,6 +380,11 @@ WORKBENCH_OAUTH_REDIRECT_SCHEMES: list[str] = env.list(
     "WORKBENCH_OAUTH_REDIRECT_SCHEMES", default=["https"]
 )
 WORKBENCH_OAUTH_LOOPBACK_HTTP: bool = env.bool("WORKBENCH_OAUTH_LOOPBACK_HTTP", default=True)
+# A self-registered client that no member consented to within this long (a sign-in given
+# up) is deleted at the next registration (accounts.oauth_clients).
+WORKBENCH_OAUTH_UNUSED_CLIENT_SECONDS: int = env.int(
+    "WORKBENCH_OAUTH_UNUSED_CLIENT_SECONDS", default=24 * 3600
+)
 # Single sign-on (accounts/sso/; README "Sign in with your identity provider"): the
 # identity providers (a JSON list), the group mapping kept in Git (added to the admin's),
 # and whether local passwords work for anyone but the break-glass superusers.

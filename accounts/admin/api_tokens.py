@@ -154,10 +154,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
         """Another member's token is missing (404), as in every scoped admin."""
         raise Http404("No API token with this ID.")
 
-    def get_object_or_404(self, request: HttpRequest, object_id: Any) -> ApiToken:
-        obj = self.get_object(request, str(object_id))
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        """Another member's token is missing, and missing is 404 before any permission is
+        asked (Django would answer 403 to its delete page, or to a POST of its form)."""
+        obj = super().get_object(request, object_id, from_field)
         if obj is None:
             raise Http404("No API token with this ID.")
+        return obj
+
+    def get_object_or_404(self, request: HttpRequest, object_id: Any) -> ApiToken:
+        obj: ApiToken = self.get_object(request, str(object_id))
         return obj
 
     def get_urls(self) -> list[Any]:

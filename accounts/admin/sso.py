@@ -1,6 +1,7 @@
 """Single sign-on in the admin, for operators only: the group mapping (groups to tenants
-and roles, or to the operators), and per person where they came from (provider, `sub`,
-last sign-in, groups seen) and which membership each group gave."""
+and roles, or to the operators at a named provider), and per person where they came from
+(provider, `sub`, last sign-in, groups seen, whether the provider's front-channel logout
+is on) and which membership each group gave."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from django.http import HttpRequest
 
 from accounts.models import SsoGroupMapping, SsoIdentity, SsoMembership
 from accounts.roles import is_operator
-from accounts.sso.providers import all_providers
+from accounts.sso.providers import all_providers, provider_named
+
+FRONTCHANNEL_ON = "on: ends the admin sessions of that provider session, nothing else"
+FRONTCHANNEL_OFF = "off: its front-channel logout URL answers 404"
+PROVIDER_GONE = "unknown: the provider is no longer configured"
+PROVIDER_HELP = (
+    "A provider's name; empty: every provider (a tenant's mapping only: a mapping to the "
+    "operators must name its provider)."
+)
 
 
 class OperatorsOnly:
@@ -33,7 +42,8 @@ class OperatorsOnly:
 
 
 class GroupMappingForm(forms.ModelForm):
-    """The provider chosen among those configured (or every provider)."""
+    """The provider chosen among those configured (or every provider, for a tenant's
+    mapping: the model's `clean` refuses a mapping to the operators without one)."""
 
     class Meta:
         model = SsoGroupMapping
@@ -48,7 +58,7 @@ class GroupMappingForm(forms.ModelForm):
         self.fields["provider"] = forms.ChoiceField(
             choices=[("", "every provider"), *((name, name) for name in names)],
             required=False,
-            help_text=SsoGroupMapping._meta.get_field("provider").help_text,
+            help_text=PROVIDER_HELP,
         )
 
 
@@ -98,6 +108,7 @@ class IdentityAdmin(OperatorsOnly, admin.ModelAdmin):
         "subject",
         "email",
         "groups_seen",
+        "frontchannel_logout",
         "operator_from_groups",
         "created_at",
         "last_sign_in_at",
@@ -109,6 +120,14 @@ class IdentityAdmin(OperatorsOnly, admin.ModelAdmin):
     @admin.display(description="groups seen")
     def groups_seen(self, obj: SsoIdentity) -> str:
         return ", ".join(obj.groups) or "none"
+
+    @admin.display(description="front-channel logout")
+    def frontchannel_logout(self, obj: SsoIdentity) -> str:
+        """The provider's setting (`frontchannel_logout` in WORKBENCH_OIDC_PROVIDERS)."""
+        provider = provider_named(obj.provider)
+        if provider is None:
+            return PROVIDER_GONE
+        return FRONTCHANNEL_ON if provider.frontchannel_logout else FRONTCHANNEL_OFF
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False

@@ -63,9 +63,17 @@ class SsoMembership(models.Model):
         return f"{self.group} → {self.membership.tenant.slug}"
 
 
+OPERATORS_NEED_PROVIDER = (
+    "A mapping to the operators must name its provider: a group of that name at any other "
+    "provider would make operators too."
+)
+
+
 class SsoGroupMapping(models.Model):
     """A group (or a pattern: `*` and `?`) at a provider → a tenant with a role, or the
-    operators group. Settings (`WORKBENCH_OIDC_GROUP_MAPPINGS`) add more for GitOps."""
+    operators group (at a named provider only: a row saved without one before that rule
+    makes nobody an operator, and `accounts.system_checks` names it). Settings
+    (`WORKBENCH_OIDC_GROUP_MAPPINGS`) add more for GitOps."""
 
     provider = models.CharField(
         max_length=40, blank=True, help_text="A provider's name; empty: every provider."
@@ -92,6 +100,8 @@ class SsoGroupMapping(models.Model):
     def clean(self) -> None:
         if bool(self.tenant_id) == bool(self.operators):
             raise ValidationError("Map the group either to a tenant or to the operators.")
+        if self.operators and not self.provider:
+            raise ValidationError({"provider": OPERATORS_NEED_PROVIDER})
 
     def __str__(self) -> str:
         target = "operators" if self.operators else f"{self.tenant} ({self.role})"

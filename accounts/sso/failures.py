@@ -39,6 +39,12 @@ NO_TENANT = (
     "tenant, then sign in again."
 )
 NO_GROUPS = "none"
+PRIVILEGED_EMAIL = (
+    "{provider} signed you in as {email}, but that address belongs to a privileged Workbench "
+    "account (a superuser, an operator or a break-glass user), which a sign-in never takes "
+    "over by e-mail: nobody was signed in. Sign in to that account with its password, or ask "
+    "a Workbench operator."
+)
 INACTIVE = "Your Workbench account is deactivated: ask a Workbench operator."
 
 

@@ -2,7 +2,9 @@
 `WORKBENCH_OIDC_GROUP_MAPPINGS`), applied at every sign-in.
 
 Memberships that came from a group follow the groups (added, re-roled, removed);
-memberships added by hand are never touched. Where several groups give one tenant, the
+memberships added by hand are never touched. A mapping to the operators applies at its
+own provider only; one without a provider (a row saved before that was required) makes
+nobody an operator. Where several groups give one tenant, the
 higher role wins (admin over viewer).
 """
 
@@ -34,6 +36,8 @@ class Rule:
     operators: bool = False
 
     def matches(self, provider: str, group: str) -> bool:
+        if self.operators and not self.provider:
+            return False  # saved before a provider was required (issue 31): inert
         if self.provider and self.provider != provider:
             return False
         return fnmatch.fnmatchcase(group, self.group)

@@ -1,17 +1,23 @@
 """Who signed in: the identity found by the provider's issuer and `sub`, its user created
 on the first sign-in. An existing user is found by e-mail only when the operator says the
-provider's e-mails are verified and the ID token says this one is."""
+provider's e-mails are verified and the ID token says this one is, and never a privileged
+one (a superuser, an operator, a break-glass user): whoever controls an address at a
+provider would otherwise take over the account that holds it (issue 31)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import SsoIdentity
+from accounts.roles import OPERATORS_GROUP
+from accounts.sso import failures
+from accounts.sso.failures import SignInFailed
 from accounts.sso.providers import Provider
 
 USERNAME_CHARS = re.compile(r"[^\w.@+-]")
@@ -40,7 +46,24 @@ def _user_by_email(provider: Provider, claims: dict[str, Any]) -> Any:
     if not (provider.emails_verified and email and claims.get("email_verified") is True):
         return None
     found = list(get_user_model().objects.filter(email__iexact=email)[:2])
-    return found[0] if len(found) == 1 else None
+    if len(found) != 1:
+        return None
+    if privileged(found[0]):
+        text = failures.PRIVILEGED_EMAIL.format(provider=provider.title, email=email)
+        detail = f"the verified e-mail of privileged user {found[0].pk}: not linked"
+        raise SignInFailed(text, detail, status=403)
+    return found[0]
+
+
+def privileged(user: Any) -> bool:
+    """A superuser, an operator (by group: `accounts.roles`), or a break-glass user
+    (`WORKBENCH_BREAK_GLASS_USERS`: `login_form.may_use_password` lets only superusers
+    among them use a password; any user named there counts here)."""
+    return bool(
+        user.is_superuser
+        or user.get_username() in settings.WORKBENCH_BREAK_GLASS_USERS
+        or user.groups.filter(name=OPERATORS_GROUP).exists()
+    )
 
 
 def signed_in(provider: Provider, issuer: str, claims: dict[str, Any]) -> SsoIdentity:

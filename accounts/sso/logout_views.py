@@ -1,7 +1,12 @@
 """The provider's word that a person logged out: OpenID Connect Back-Channel Logout 1.0
-(a signed logout token, posted by the provider) and Front-Channel Logout 1.0 (the
-provider's page loads our URL with `iss` and `sid`). Either ends the person's admin
-sessions and revokes their grants and API tokens (`sessions.end_access`)."""
+and Front-Channel Logout 1.0.
+
+The back channel's logout token is signed by the provider, for this client (audience),
+once (`jti`): it ends the person's admin sessions and revokes their grants and API tokens
+(`sessions.end_access`). The front channel's URL carries nothing signed, only `iss` and a
+`sid` that every application of the provider finds in its ID tokens: it is off unless the
+provider opts in (`frontchannel_logout`), and then ends the admin sessions of that provider
+session only (`sessions.end_provider_session`), never a grant or a token (issue 31)."""
 
 from __future__ import annotations
 
@@ -19,7 +24,10 @@ from accounts.sso import discovery
 from accounts.sso.http import ProviderUnreachable
 from accounts.sso.id_tokens import LOGOUT_TOKEN_SECONDS, LogoutTokenRefused, logout_token_claims
 from accounts.sso.providers import provider_named
-from accounts.sso.sessions import end_access
+from accounts.sso.sessions import end_access, end_provider_session
+
+FRONTCHANNEL_OFF = "Front-channel logout is off for this identity provider."
+FRONTCHANNEL_PARAMETERS = "The iss and sid parameters are required."
 
 
 def _logout_answer(error: str, status: int = 400) -> JsonResponse:
@@ -69,21 +77,23 @@ def backchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
 @never_cache
 @require_GET
 def frontchannel_logout(request: HttpRequest, name: str) -> HttpResponse:
-    """OpenID Connect Front-Channel Logout 1.0, for providers without the back channel
-    (Entra ID): the provider's page loads this with its `iss` and the session's `sid`
-    (which only the provider and this gateway know); that session's admin sessions end
-    and the person's grants go, as a back-channel logout does."""
+    """OpenID Connect Front-Channel Logout 1.0, for a provider that opted in (one without
+    the back channel, such as Entra ID): its page loads this with its `iss` and the
+    session's `sid`. Anyone may load it with those, so it only ends the admin sessions
+    opened in that provider session; the person's grants and API tokens stay."""
     provider = provider_named(name)
     if provider is None:
         raise Http404("No such identity provider.")
+    if not provider.frontchannel_logout:
+        return HttpResponse(FRONTCHANNEL_OFF, status=404, content_type="text/plain")
     sid, iss = request.GET.get("sid", ""), request.GET.get("iss", "")
     try:
         issuer = discovery.metadata(provider)["issuer"]
     except ProviderUnreachable:
-        return HttpResponse("The provider could not be reached.", status=503)
+        return HttpResponse(
+            "The provider could not be reached.", status=503, content_type="text/plain"
+        )
     if not sid or iss != issuer:
-        return HttpResponse("The iss and sid parameters are required.", status=400)
-    found = SsoIdentity.objects.filter(issuer=issuer, sessions__sid=sid).distinct()
-    for identity in list(found):
-        end_access(identity, sid)
+        return HttpResponse(FRONTCHANNEL_PARAMETERS, status=400, content_type="text/plain")
+    end_provider_session(issuer, sid)
     return HttpResponse("", status=200)

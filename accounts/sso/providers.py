@@ -33,6 +33,10 @@ class Provider:
     # Only then is an existing user found by e-mail (and only an e-mail the ID token
     # says is verified): the provider lets nobody claim an address they do not own.
     emails_verified: bool = False
+    # OpenID Connect Front-Channel Logout 1.0, off unless the operator opts in: its URL
+    # takes an unsigned `iss` and `sid` (a sid every application of the provider sees), so
+    # it only ends the admin sessions of that provider session, never a grant or a token.
+    frontchannel_logout: bool = False
     # Providers without back-channel logout: re-ask the userinfo endpoint at most this
     # often (seconds) during a session; 0: never.
     recheck_seconds: int = 0
@@ -70,6 +74,14 @@ def _authorize_params(where: str, value: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in value.items())
 
 
+def _flag(where: str, item: dict[str, Any], field: str) -> bool:
+    """A JSON boolean, false when absent (a string such as "false" would read as true)."""
+    value = item.get(field, False)
+    if not isinstance(value, bool):
+        raise ImproperlyConfigured(f"{where}: {field} must be true or false.")
+    return value
+
+
 def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
     """The providers by name; ImproperlyConfigured names the first wrong entry."""
     found: dict[str, Provider] = {}
@@ -98,7 +110,8 @@ def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
             client_secret=str(item.get("client_secret") or _secret_of(name)),
             scopes=tuple(scopes),
             groups_claim=str(item.get("groups_claim") or "groups"),
-            emails_verified=bool(item.get("emails_verified", False)),
+            emails_verified=_flag(where, item, "emails_verified"),
+            frontchannel_logout=_flag(where, item, "frontchannel_logout"),
             recheck_seconds=int(item.get("recheck_seconds") or 0),
             authorize_params=_authorize_params(where, item.get("authorize_params") or {}),
         )
@@ -106,11 +119,15 @@ def parse(items: list[dict[str, Any]]) -> dict[str, Provider]:
 
 
 ROLES = ("admin", "viewer")
+# A group's name is the provider's to give: one without a provider would make operators of
+# whoever holds a group of that name at any provider configured (issue 31).
+OPERATORS_NEED_PROVIDER = "a mapping to the operators must name its provider."
 
 
 def check_mappings(items: Any) -> None:
-    """[{"group", "tenant" (a slug), "role"} or {"group", "operators": true}], each with an
-    optional "provider"; ImproperlyConfigured names the first wrong entry."""
+    """[{"group", "tenant" (a slug), "role"} or {"group", "operators": true, "provider"}]
+    (a tenant's mapping may leave out its provider: every provider); ImproperlyConfigured
+    names the first wrong entry."""
     if not isinstance(items, list):
         raise ImproperlyConfigured("WORKBENCH_OIDC_GROUP_MAPPINGS must be a JSON list.")
     for index, item in enumerate(items):
@@ -121,6 +138,8 @@ def check_mappings(items: Any) -> None:
             raise ImproperlyConfigured(f"{where}: role must be admin or viewer.")
         if bool(item.get("operators")) == bool(item.get("tenant")):
             raise ImproperlyConfigured(f"{where}: map the group to a tenant or to the operators.")
+        if item.get("operators") and not item.get("provider"):
+            raise ImproperlyConfigured(f"{where}: {OPERATORS_NEED_PROVIDER}")
 
 
 def check(providers: Any, mappings: Any) -> None:

@@ -1,7 +1,8 @@
 """Ending a person's access at once (a back-channel logout, a failed re-check): their
 admin sessions opened through the provider, every OAuth grant they gave a connector (its
 tokens stop at the connector's next /mcp request: `accounts.oauth_revocation`), and their
-personal API tokens (the management API's)."""
+personal API tokens (the management API's). Or, for a front-channel logout (unsigned),
+only the admin sessions of one provider session."""
 
 from __future__ import annotations
 
@@ -36,6 +37,16 @@ def forget_ended_sessions(identity: SsoIdentity) -> None:
     for session in SsoSession.objects.filter(identity=identity):
         if not _store(session.session_key).exists(session.session_key):
             session.delete()
+
+
+def end_provider_session(issuer: str, sid: str) -> int:
+    """End the admin sessions opened in one provider session (that issuer's `sid`): what a
+    front-channel logout may do. Grants, API tokens and re-checks are left as they are."""
+    sessions = list(SsoSession.objects.filter(identity__issuer=issuer, sid=sid))
+    ended = end_sessions(sessions)
+    if ended:
+        log.info("sso provider session ended", extra={"issuer": issuer, "sessions": ended})
+    return ended
 
 
 def end_access(identity: SsoIdentity, sid: str = "") -> tuple[int, int]:

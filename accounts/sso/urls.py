@@ -1,6 +1,6 @@
 """/sso/<provider>/login, /callback (the redirect URI to register at the provider) and
 /backchannel-logout (its back-channel logout URI), /frontchannel-logout (or its
-front-channel one, where it has only that)."""
+front-channel one, where it has only that and the provider opted in: `frontchannel_logout`)."""
 
 from django.urls import path
 

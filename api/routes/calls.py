@@ -31,7 +31,16 @@ class CallFilters(PageQuery):
     until: datetime | None = None
 
 
-@router.get("/tenants/{slug}/calls", response={200: Page[CallOut], **ERRORS})
+@router.get(
+    "/tenants/{slug}/calls",
+    response={200: Page[CallOut], **ERRORS},
+    summary="List calls",
+    description=(
+        "The tenant's call log, newest first: one row per `open_toolbox` and `use_tool`, "
+        "filtered by the query's fields (`since` inclusive, `until` exclusive), a page at a "
+        "time."
+    ),
+)
 def list_calls(request: HttpRequest, slug: str, filters: Query[CallFilters]) -> Page[CallOut]:
     tenant = actor_of(request).tenant(slug)
     rows = CallRecord.objects.filter(tenant=tenant)
@@ -79,7 +88,7 @@ def _lines(lines: list[Any]) -> list[UsageLine]:
     ]
 
 
-@router.get("/tenants/{slug}/usage", response={200: UsageOut, **ERRORS})
+@router.get("/tenants/{slug}/usage", response={200: UsageOut, **ERRORS}, summary="Get usage")
 def usage(request: HttpRequest, slug: str, query: Query[UsageQuery]) -> UsageOut:
     """use_tool calls of the last day or week: error rate, p50/p95 per tool and server."""
     tenant = actor_of(request).tenant(slug)

@@ -68,20 +68,33 @@ def entry_of(name: str) -> CatalogEntry:
     return one(CatalogEntry.objects.filter(name=name), "catalog entry", name)
 
 
-@router.get("/catalog", response={200: Page[EntryOut], **ERRORS})
+@router.get(
+    "/catalog",
+    response={200: Page[EntryOut], **ERRORS},
+    summary="List catalog entries",
+    description=(
+        "By name, a page at a time. Every member reads the catalog: tenant admins make "
+        "servers from its entries."
+    ),
+)
 def list_entries(request: HttpRequest, paging: Query[PageQuery]) -> Page[EntryOut]:
     actor_of(request)
     entries = CatalogEntry.objects.prefetch_related("parameters")
     return page(entries, ("name",), paging, EntryOut.of)
 
 
-@router.get("/catalog/{path:name}", response={200: EntryOut, **ERRORS})
+@router.get(
+    "/catalog/{path:name}",
+    response={200: EntryOut, **ERRORS},
+    summary="Get a catalog entry",
+    description="Its parameters, a secret one without its default.",
+)
 def get_entry(request: HttpRequest, name: str) -> EntryOut:
     actor_of(request)
     return EntryOut.of(entry_of(name))
 
 
-@router.post("/catalog", response={200: Saved, **ERRORS})
+@router.post("/catalog", response={200: Saved, **ERRORS}, summary="Add or update catalog entries")
 def save_entries(request: HttpRequest, document: Body[dict[str, Any]]) -> Saved:
     """A server.json document, or `{"catalog": {name: entry}}`: entries created or updated."""
     actor = actor_of(request)
@@ -97,7 +110,12 @@ def save_entries(request: HttpRequest, document: Body[dict[str, Any]]) -> Saved:
     return Saved(entries=[EntryOut.of(entry) for entry in entries])
 
 
-@router.delete("/catalog/{path:name}", response={204: None, **ERRORS, 409: ProblemOut})
+@router.delete(
+    "/catalog/{path:name}",
+    response={204: None, **ERRORS, 409: ProblemOut},
+    summary="Delete a catalog entry",
+    description="Operators only. 409 while servers are made from it.",
+)
 def delete_entry(request: HttpRequest, name: str) -> HttpResponse:
     actor = actor_of(request)
     actor.may_operate()

@@ -30,7 +30,16 @@ class CheckOut(Schema):
     tools: list[str]
 
 
-@router.post(SERVERS + "/{server}/check", response={200: CheckOut, **ERRORS})
+@router.post(
+    SERVERS + "/{server}/check",
+    response={200: CheckOut, **ERRORS},
+    summary="Check a server",
+    description=(
+        "Connect to it as the gateway would and list its tools: whether it worked, how long "
+        "it took, and for a failure its reason and incident id. Saved as the server's last "
+        "check; the tool definitions it offers wait for approval where pinning holds them."
+    ),
+)
 def check(request: HttpRequest, slug: str, name: str, server: str) -> CheckOut:
     actor = actor_of(request)
     found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)

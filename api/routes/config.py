@@ -93,6 +93,7 @@ def config_problem(exc: ConfigError) -> Problem:
 @router.get(
     PATH,
     response={200: dict[str, Any], **ERRORS},
+    summary="Get the configuration",
     description="The export format of `export_config`, secret values as null.",
 )
 def get_config(request: HttpRequest, slug: str) -> JsonResponse:
@@ -107,6 +108,7 @@ def get_config(request: HttpRequest, slug: str) -> JsonResponse:
 @router.put(
     PATH,
     response={200: PlanOut, **ERRORS, 409: ProblemOut},
+    summary="Apply a configuration",
     description="Apply a whole configuration (what it does not name is deleted). A null "
     "secret value keeps the stored one. `dry_run=true`: the plan, nothing applied.",
 )

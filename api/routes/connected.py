@@ -21,6 +21,7 @@ from connections import store
 from connections.listing import Entry, entries, entry_for
 from connections.signals import remove_and_revoke
 from connections.views import connect_url
+from toolboxes.models import Server
 
 router = Router(tags=["connected accounts"])
 BASE = "/me/connected-accounts"
@@ -65,24 +66,35 @@ def mine(actor: Actor) -> list[Entry]:
 
 
 def entry_of(actor: Actor, server_id: int) -> Entry:
+    """The caller's entry: a server outside the tenants the credential sees is missing
+    (404) before the caller's role there is asked (403)."""
+    seen = Server.objects.filter(pk=server_id, toolbox__tenant__in=actor.tenants())
+    if not seen.exists():
+        raise not_found("server needing a sign-in", server_id)
     try:
-        entry = entry_for(actor.user, server_id)
+        return entry_for(actor.user, server_id)
     except Http404:
         raise not_found("server needing a sign-in", server_id) from None
     except PermissionDenied:
         raise Problem(403, SHARED_BY_ADMINS) from None
-    if actor.tenant_id is not None and entry.server.toolbox.tenant_id != actor.tenant_id:
-        raise not_found("server needing a sign-in", server_id)
-    return entry
 
 
-@router.get(BASE, response={200: list[ConnectedOut], **ERRORS}, tags=["me"])
+@router.get(
+    BASE,
+    response={200: list[ConnectedOut], **ERRORS},
+    tags=["me"],
+    summary="List my connected accounts",
+)
 def list_connected(request: HttpRequest) -> list[ConnectedOut]:
     """All at once: bounded by the servers of the caller's tenants that need a sign-in."""
     return [ConnectedOut.of(entry) for entry in mine(actor_of(request))]
 
 
-@router.post(BASE + "/{server_id}/link", response={201: ConnectLinkOut, **ERRORS})
+@router.post(
+    BASE + "/{server_id}/link",
+    response={201: ConnectLinkOut, **ERRORS},
+    summary="Get a connect link",
+)
 def connect_link(request: HttpRequest, server_id: int) -> Status[ConnectLinkOut]:
     """A link that signs the caller in to that server (as `AUTH_REQUIRED`'s does)."""
     actor = actor_of(request)
@@ -92,7 +104,9 @@ def connect_link(request: HttpRequest, server_id: int) -> Status[ConnectLinkOut]
     return Status(201, ConnectLinkOut(connect_url=link))
 
 
-@router.delete(BASE + "/{server_id}", response={204: None, **ERRORS})
+@router.delete(
+    BASE + "/{server_id}", response={204: None, **ERRORS}, summary="Disconnect an account"
+)
 def disconnect(request: HttpRequest, server_id: int) -> Status[None]:
     """Deleted here at once, revoked at the vendor once committed; nothing to do: 204."""
     actor = actor_of(request)

@@ -22,7 +22,7 @@ def key_of(tenant: Tenant, prefix: str) -> ApiKey:
     return one(tenant.api_keys.filter(prefix=prefix), "API key", prefix)
 
 
-@router.get(BASE, response={200: Page[KeyOut], **ERRORS})
+@router.get(BASE, response={200: Page[KeyOut], **ERRORS}, summary="List API keys")
 def list_keys(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[KeyOut]:
     """Newest first, as the admin lists them."""
     tenant = actor_of(request).tenant(slug)
@@ -30,7 +30,15 @@ def list_keys(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page
     return page(keys, ("-created_at", "-pk"), paging, KeyOut.of)
 
 
-@router.post(BASE, response={201: KeyCreated, **ERRORS})
+@router.post(
+    BASE,
+    response={201: KeyCreated, **ERRORS},
+    summary="Create an API key",
+    description=(
+        "The full key is in this answer only (it is stored hashed). `toolboxes` limits it "
+        "to those (empty: every toolbox of the tenant); `expires_in_days` makes it expire."
+    ),
+)
 def create_key(request: HttpRequest, slug: str, payload: KeyIn) -> Status[KeyCreated]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
@@ -52,12 +60,25 @@ def create_key(request: HttpRequest, slug: str, payload: KeyIn) -> Status[KeyCre
     return Status(201, response)
 
 
-@router.get(BASE + "/{prefix}", response={200: KeyOut, **ERRORS})
+@router.get(
+    BASE + "/{prefix}",
+    response={200: KeyOut, **ERRORS},
+    summary="Get an API key",
+    description=("By its prefix (the `<prefix>` of `wb_<prefix>_<secret>`); never the key itself."),
+)
 def get_key(request: HttpRequest, slug: str, prefix: str) -> KeyOut:
     return KeyOut.of(key_of(actor_of(request).tenant(slug), prefix))
 
 
-@router.post(BASE + "/{prefix}/revoke", response={200: KeyOut, **ERRORS})
+@router.post(
+    BASE + "/{prefix}/revoke",
+    response={200: KeyOut, **ERRORS},
+    summary="Revoke an API key",
+    description=(
+        "/mcp refuses it from now on (`revoked_api_key`), on every replica. Revoking a "
+        "revoked key changes nothing."
+    ),
+)
 def revoke_key(request: HttpRequest, slug: str, prefix: str) -> KeyOut:
     actor = actor_of(request)
     key = key_of(actor.tenant(slug, change=True), prefix)

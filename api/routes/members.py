@@ -52,14 +52,28 @@ def membership_of(tenant: Tenant, username: str) -> Membership:
     return one(rows, "member", username)
 
 
-@router.get(BASE, response={200: Page[MemberOut], **ERRORS})
+@router.get(
+    BASE,
+    response={200: Page[MemberOut], **ERRORS},
+    summary="List members",
+    description="The tenant's members and their roles (admin or viewer), by username.",
+)
 def list_members(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[MemberOut]:
     tenant = actor_of(request).tenant(slug)
     members = tenant.memberships.select_related("user")
     return page(members, ("user__username",), paging, MemberOut.of)
 
 
-@router.post(BASE, response={201: MemberAdded, **ERRORS})
+@router.post(
+    BASE,
+    response={201: MemberAdded, **ERRORS},
+    summary="Add a member",
+    description=(
+        "A new user is created with a one-time password, in this answer only (to be changed "
+        "at the first login); only operators may add a user who exists already. 422 for a "
+        "member of the tenant already."
+    ),
+)
 def add(request: HttpRequest, slug: str, payload: MemberIn) -> Status[MemberAdded]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
@@ -81,7 +95,15 @@ def add(request: HttpRequest, slug: str, payload: MemberIn) -> Status[MemberAdde
     return Status(201, MemberAdded(**shown.model_dump(), one_time_password=added.one_time_password))
 
 
-@router.patch(BASE + "/{username}", response={200: MemberOut, **ERRORS})
+@router.patch(
+    BASE + "/{username}",
+    response={200: MemberOut, **ERRORS},
+    summary="Change a member's role",
+    description=(
+        "admin (manages the tenant) or viewer (reads its configuration, never a secret, and "
+        "may not use /mcp)."
+    ),
+)
 def change_role(request: HttpRequest, slug: str, username: str, payload: RoleIn) -> MemberOut:
     actor = actor_of(request)
     membership = membership_of(actor.tenant(slug, change=True), username)
@@ -92,7 +114,12 @@ def change_role(request: HttpRequest, slug: str, username: str, payload: RoleIn)
     return MemberOut.of(membership)
 
 
-@router.delete(BASE + "/{username}", response={204: None, **ERRORS})
+@router.delete(
+    BASE + "/{username}",
+    response={204: None, **ERRORS},
+    summary="Remove a member",
+    description=("A user left a member of no tenant (and no operator) loses the admin login too."),
+)
 def remove(request: HttpRequest, slug: str, username: str) -> HttpResponse:
     actor = actor_of(request)
     membership = membership_of(actor.tenant(slug, change=True), username)

@@ -48,7 +48,16 @@ class PinFilters(PageQuery):
     status: Literal["held", "all"] = "held"
 
 
-@router.get("/tenants/{slug}/tool-definitions", response={200: Page[PinOut], **ERRORS})
+@router.get(
+    "/tenants/{slug}/tool-definitions",
+    response={200: Page[PinOut], **ERRORS},
+    summary="List tool definitions",
+    description=(
+        "The definitions the tenant's servers offer: those held for an admin's approval "
+        "(`status=held`, the default) or all of them, each held one with the diff from what "
+        "was approved."
+    ),
+)
 def list_pins(request: HttpRequest, slug: str, filters: Query[PinFilters]) -> Page[PinOut]:
     tenant = actor_of(request).tenant(slug)
     rows = ToolPin.objects.filter(server__toolbox__tenant=tenant).select_related("server__toolbox")
@@ -71,11 +80,27 @@ def _decide(request: HttpRequest, slug: str, name: str, server: str, tool: str, 
     return PinOut.of(pin)
 
 
-@router.post(SERVERS + "/{server}/tools/{tool}/approve", response={200: PinOut, **ERRORS})
+@router.post(
+    SERVERS + "/{server}/tools/{tool}/approve",
+    response={200: PinOut, **ERRORS},
+    summary="Approve a tool definition",
+    description=(
+        "Clients see the definition the server offers now; running gateways follow within a second."
+    ),
+)
 def approve(request: HttpRequest, slug: str, name: str, server: str, tool: str) -> PinOut:
     return _decide(request, slug, name, server, tool, approve=True)
 
 
-@router.post(SERVERS + "/{server}/tools/{tool}/reject", response={200: PinOut, **ERRORS})
+@router.post(
+    SERVERS + "/{server}/tools/{tool}/reject",
+    response={200: PinOut, **ERRORS},
+    summary="Reject a tool definition",
+    description=(
+        "Keep the offered definition from clients for good: the tool stays unlisted "
+        "(`use_tool`: TOOL_NOT_APPROVED) until its server offers another definition and an "
+        "admin approves it."
+    ),
+)
 def reject(request: HttpRequest, slug: str, name: str, server: str, tool: str) -> PinOut:
     return _decide(request, slug, name, server, tool, approve=False)

@@ -1,5 +1,6 @@
 """A toolbox's servers (raw or from the catalog; secrets write-only) and their tool
-filters."""
+filters. A stored secret is kept (a null value, a map left out) only while the server stays
+where it was (`toolboxes.destinations`): moved, each value kept is a 422 to type it again."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ from api.routes.tenants import ERRORS, actor_of
 from api.routes.toolboxes import BASE as TOOLBOXES
 from api.routes.toolboxes import toolbox_of
 from api.schemas import ServerFields, ServerIn, ServerOut, ServerPatch, ToolFiltersIn
-from toolboxes.models import CatalogEntry, Server, Toolbox
+from toolboxes.destinations import destination_of, moved, type_again
+from toolboxes.models import CatalogEntry, Server, Toolbox, Transport
 
 router = Router(tags=["servers"])
 BASE = TOOLBOXES + "/{name}/servers"
 SECRET_MAPS = ("env", "headers")
 # How a raw server runs: set by operators only (tenant admins make servers from the
 # catalog, and never see these fields: toolboxes.admin.server_layout).
-RAW_FIELDS = ("transport", "command", "args", "env", "cwd", "url", "headers")
+RAW_FIELDS = ("transport", "command", "args", "env", "cwd", "url", "headers", "auth")
 CATALOG_REQUIRED = "This field is required."
 NULLABLE = ("idle_timeout",)  # null: the gateway's default
 
@@ -71,6 +73,9 @@ def apply(actor: Actor, server: Server, payload: ServerFields) -> list[str]:
     given: dict[str, Any] = payload.model_dump(exclude_unset=True)
     given.pop("name", None)
     may_set(actor, server, given)
+    before = destination_of(server) if server.pk is not None else None
+    stored_secret_parameters = set(server.secret_parameters or {})
+    asked: list[str] = []  # secret values kept because asked for (null)
     if "catalog" in given:
         entry_name = given.pop("catalog")
         server.catalog_entry = None
@@ -83,20 +88,77 @@ def apply(actor: Actor, server: Server, payload: ServerFields) -> list[str]:
         given["catalog_entry"] = entry_name
     for field in SECRET_MAPS:
         if field in given:
-            setattr(server, field, kept(given[field] or {}, getattr(server, field) or {}, field))
+            values = given[field] or {}
+            asked += [f"{field}.{name}" for name, value in values.items() if value is None]
+            setattr(server, field, kept(values, getattr(server, field) or {}, field))
     if "parameters" in given:
+        values = given["parameters"] or {}
+        asked += [
+            f"parameters.{name}"
+            for name, value in values.items()
+            if value is None and name in stored_secret_parameters
+        ]
         stored = {**(server.parameters or {}), **(server.secret_parameters or {})}
-        server.parameters = kept(given["parameters"] or {}, stored, "parameters")
+        server.parameters = kept(values, stored, "parameters")
         server.secret_parameters = {}  # type: ignore[assignment]  # the model files the secret ones again (clean)
+    if given.get("auth") is not None:
+        asked += set_auth(server, given["auth"])
     for field, value in given.items():
-        if field in (*SECRET_MAPS, "parameters", "catalog_entry"):
+        if field in (*SECRET_MAPS, "parameters", "catalog_entry", "auth"):
             continue
         if value is not None or field in NULLABLE:
             setattr(server, field, value)
+    if server.catalog_entry_id is None:  # a raw server has no parameters
+        server.parameters, server.secret_parameters = {}, {}  # type: ignore[assignment]
+    refuse_moved_secrets(server, before, [*asked, *left_kept(server, given)])
     return list(given)
 
 
-@router.get(BASE, response={200: Page[ServerOut], **ERRORS})
+def set_auth(server: Server, auth: dict[str, Any]) -> list[str]:
+    """The sign-in given, whole; a client secret left out or null keeps the stored one.
+    Returns the secret kept, if one was."""
+    secret = auth.get("client_secret")
+    stored = server.oauth_client_values().get("client_secret", "")
+    client = {"client_id": auth.get("client_id", ""), "client_secret": secret or ""}
+    if secret is None:
+        client["client_secret"] = stored
+    server.auth = auth["mode"]
+    server.oauth_client = {name: value for name, value in client.items() if value}  # type: ignore[assignment]
+    server.oauth_scopes = auth.get("scopes", "")
+    return ["auth.client_secret"] if secret is None and stored else []
+
+
+def left_kept(server: Server, given: dict[str, Any]) -> list[str]:
+    """The stored secret values a change leaves as they are because it does not name them,
+    among those the server uses as it now is (others are the model's errors)."""
+    if server.catalog_entry_id is not None:
+        if "parameters" in given:
+            return []
+        return [f"parameters.{name}" for name in sorted(server.secret_parameters or {})]
+    field = "env" if server.transport == Transport.STDIO else "headers"
+    found = [] if field in given else [f"{field}.{name}" for name in getattr(server, field) or {}]
+    if "auth" not in given and server.oauth_client_values().get("client_secret"):
+        found.append("auth.client_secret")
+    return found
+
+
+def refuse_moved_secrets(server: Server, before: Any, kept_values: list[str]) -> None:
+    """422 for each secret value kept for a server the change moves elsewhere."""
+    what = moved(before, destination_of(server)) if kept_values else ""
+    if what:
+        raise invalid([{"field": path, "message": type_again(what)} for path in kept_values])
+
+
+@router.get(
+    BASE,
+    response={200: Page[ServerOut], **ERRORS},
+    summary="List a toolbox's servers",
+    description=(
+        "In the toolbox's order (the order `open_toolbox` lists their tools in), a page at "
+        "a time. Secret values are never answered, only their names; how a raw server runs "
+        "(command, arguments, URL, ...) is shown to operators only."
+    ),
+)
 def list_servers(
     request: HttpRequest, slug: str, name: str, paging: Query[PageQuery]
 ) -> Page[ServerOut]:
@@ -108,7 +170,16 @@ def list_servers(
     )
 
 
-@router.post(BASE, response={201: ServerOut, **ERRORS})
+@router.post(
+    BASE,
+    response={201: ServerOut, **ERRORS},
+    summary="Add a server",
+    description=(
+        "At the end of the toolbox. Tenant admins make servers from the catalog "
+        "(`catalog` and its `parameters`); only operators set how a raw server runs "
+        "(403 otherwise)."
+    ),
+)
 def create_server(
     request: HttpRequest, slug: str, name: str, payload: ServerIn
 ) -> Status[ServerOut]:
@@ -123,14 +194,27 @@ def create_server(
     return Status(201, ServerOut.of(server, actor.operator))
 
 
-@router.get(BASE + "/{server}", response={200: ServerOut, **ERRORS})
+@router.get(
+    BASE + "/{server}",
+    response={200: ServerOut, **ERRORS},
+    summary="Get a server",
+    description=("As listed: secret values left out, how a raw server runs for operators only."),
+)
 def get_server(request: HttpRequest, slug: str, name: str, server: str) -> ServerOut:
     actor = actor_of(request)
     found = server_of(toolbox_of(actor.tenant(slug), name), server)
     return ServerOut.of(found, actor.operator)
 
 
-@router.patch(BASE + "/{server}", response={200: ServerOut, **ERRORS})
+@router.patch(
+    BASE + "/{server}",
+    response={200: ServerOut, **ERRORS},
+    summary="Change a server",
+    description=(
+        "Only the fields given. A null secret value (env, headers, a secret parameter) "
+        "keeps the stored one."
+    ),
+)
 def change_server(
     request: HttpRequest, slug: str, name: str, server: str, payload: ServerPatch
 ) -> ServerOut:
@@ -146,7 +230,16 @@ def change_server(
     return ServerOut.of(found, actor.operator)
 
 
-@router.put(BASE + "/{server}/tool-filters", response={200: ServerOut, **ERRORS})
+@router.put(
+    BASE + "/{server}/tool-filters",
+    response={200: ServerOut, **ERRORS},
+    summary="Set a server's tool filters",
+    description=(
+        'Which of its tools the toolbox exposes: ["*"] all, a list of names, [] none. A '
+        "tool filtered out is not listed by `open_toolbox`, and `use_tool` answers "
+        "TOOL_NOT_FOUND for it (the call log records it as `filtered`)."
+    ),
+)
 def set_tool_filters(
     request: HttpRequest, slug: str, name: str, server: str, payload: ToolFiltersIn
 ) -> ServerOut:
@@ -159,7 +252,12 @@ def set_tool_filters(
     return ServerOut.of(found, actor.operator)
 
 
-@router.delete(BASE + "/{server}", response={204: None, **ERRORS})
+@router.delete(
+    BASE + "/{server}",
+    response={204: None, **ERRORS},
+    summary="Delete a server",
+    description=("Clients that opened its toolbox stop seeing its tools at their next request."),
+)
 def delete_server(request: HttpRequest, slug: str, name: str, server: str) -> HttpResponse:
     actor = actor_of(request)
     found = server_of(toolbox_of(actor.tenant(slug, change=True), name), server)

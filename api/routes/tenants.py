@@ -30,7 +30,17 @@ def actor_of(request: HttpRequest) -> Actor:
     return actor
 
 
-@router.get("/me", response={200: WhoAmI, **ERRORS}, tags=["me"])
+@router.get(
+    "/me",
+    response={200: WhoAmI, **ERRORS},
+    tags=["me"],
+    summary="Who am I",
+    description=(
+        "The caller: their username, whether they are an operator, their role in each "
+        "tenant the credential sees, and the credential itself (a personal API token, or an "
+        "OAuth sign-in)."
+    ),
+)
 def whoami(request: HttpRequest) -> WhoAmI:
     actor = actor_of(request)
     seen = dict(actor.tenants().values_list("pk", "slug"))
@@ -48,12 +58,26 @@ def whoami(request: HttpRequest) -> WhoAmI:
     )
 
 
-@router.get("/tenants", response={200: Page[TenantOut], **ERRORS})
+@router.get(
+    "/tenants",
+    response={200: Page[TenantOut], **ERRORS},
+    summary="List tenants",
+    description=(
+        "The tenants the caller sees, by slug, a page at a time: every tenant for an "
+        "operator, their own for a member, the one tenant a narrowed credential is limited "
+        "to."
+    ),
+)
 def list_tenants(request: HttpRequest, paging: Query[PageQuery]) -> Page[TenantOut]:
     return page(actor_of(request).tenants(), ("slug",), paging, TenantOut.of)
 
 
-@router.post("/tenants", response={201: TenantOut, **ERRORS, 409: ProblemOut})
+@router.post(
+    "/tenants",
+    response={201: TenantOut, **ERRORS, 409: ProblemOut},
+    summary="Create a tenant",
+    description="Operators only. 409 when a tenant of that slug exists.",
+)
 def create_tenant(request: HttpRequest, payload: TenantIn) -> Status[TenantOut]:
     actor = actor_of(request)
     actor.may_operate()
@@ -71,12 +95,25 @@ def create_tenant(request: HttpRequest, payload: TenantIn) -> Status[TenantOut]:
     return Status(201, TenantOut.of(tenant))
 
 
-@router.get("/tenants/{slug}", response={200: TenantOut, **ERRORS})
+@router.get(
+    "/tenants/{slug}",
+    response={200: TenantOut, **ERRORS},
+    summary="Get a tenant",
+    description=("404 for a tenant the caller does not see, as for one that does not exist."),
+)
 def get_tenant(request: HttpRequest, slug: str) -> TenantOut:
     return TenantOut.of(actor_of(request).tenant(slug))
 
 
-@router.patch("/tenants/{slug}", response={200: TenantOut, **ERRORS})
+@router.patch(
+    "/tenants/{slug}",
+    response={200: TenantOut, **ERRORS},
+    summary="Change a tenant",
+    description=(
+        "Operators only: its name, whether it is active (an inactive tenant's keys and "
+        "sign-ins are refused at /mcp) and its connection limit. A field left out is kept."
+    ),
+)
 def change_tenant(request: HttpRequest, slug: str, payload: TenantPatch) -> TenantOut:
     actor = actor_of(request)
     tenant = actor.tenant(slug)

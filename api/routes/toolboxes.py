@@ -20,13 +20,26 @@ def toolbox_of(tenant: Tenant, name: str) -> Toolbox:
     return one(tenant.toolboxes.filter(name=name), "toolbox", name)
 
 
-@router.get(BASE, response={200: Page[ToolboxOut], **ERRORS})
+@router.get(
+    BASE,
+    response={200: Page[ToolboxOut], **ERRORS},
+    summary="List a tenant's toolboxes",
+    description="By name, a page at a time. Every member of the tenant reads them.",
+)
 def list_toolboxes(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[ToolboxOut]:
     tenant = actor_of(request).tenant(slug)
     return page(tenant.toolboxes.all(), ("name",), paging, ToolboxOut.of)
 
 
-@router.post(BASE, response={201: ToolboxOut, **ERRORS})
+@router.post(
+    BASE,
+    response={201: ToolboxOut, **ERRORS},
+    summary="Create a toolbox",
+    description=(
+        "The tenant's admins (and operators). Its name is what clients open "
+        "(`open_toolbox`), and its description what the instructions list for them."
+    ),
+)
 def create_toolbox(request: HttpRequest, slug: str, payload: ToolboxIn) -> Status[ToolboxOut]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
@@ -37,12 +50,25 @@ def create_toolbox(request: HttpRequest, slug: str, payload: ToolboxIn) -> Statu
     return Status(201, ToolboxOut.of(toolbox))
 
 
-@router.get(BASE + "/{name}", response={200: ToolboxOut, **ERRORS})
+@router.get(
+    BASE + "/{name}",
+    response={200: ToolboxOut, **ERRORS},
+    summary="Get a toolbox",
+    description="404 for a toolbox the tenant does not have.",
+)
 def get_toolbox(request: HttpRequest, slug: str, name: str) -> ToolboxOut:
     return ToolboxOut.of(toolbox_of(actor_of(request).tenant(slug), name))
 
 
-@router.patch(BASE + "/{name}", response={200: ToolboxOut, **ERRORS})
+@router.patch(
+    BASE + "/{name}",
+    response={200: ToolboxOut, **ERRORS},
+    summary="Change a toolbox",
+    description=(
+        "Its name or description; a field left out (or null) is kept. API keys limited to "
+        "it stay limited to it under its new name."
+    ),
+)
 def change_toolbox(request: HttpRequest, slug: str, name: str, payload: ToolboxPatch) -> ToolboxOut:
     actor = actor_of(request)
     toolbox = toolbox_of(actor.tenant(slug, change=True), name)
@@ -55,7 +81,15 @@ def change_toolbox(request: HttpRequest, slug: str, name: str, payload: ToolboxP
     return ToolboxOut.of(toolbox)
 
 
-@router.delete(BASE + "/{name}", response={204: None, **ERRORS})
+@router.delete(
+    BASE + "/{name}",
+    response={204: None, **ERRORS},
+    summary="Delete a toolbox",
+    description=(
+        "With its servers. A key limited to it keeps its other toolboxes; one limited to it "
+        "alone sees none (it does not become a key for every toolbox)."
+    ),
+)
 def delete_toolbox(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     actor = actor_of(request)
     toolbox = toolbox_of(actor.tenant(slug, change=True), name)

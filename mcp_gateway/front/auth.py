@@ -9,9 +9,10 @@ the caller is the same: a tenant and the toolboxes it may use. Every refusal say
 JSON body, with HTTP 401 and a `WWW-Authenticate: Bearer` challenge. Only a request that
 could sign in (no credential, or a refused OAuth access token) is invited to: its challenge
 names the protected resource metadata (RFC 9728), from which OAuth clients discover how. A
-refused API key is not: an OAuth client (`mcp-remote`, say) would answer an invitation by
-starting a sign-in, and the key's own reason would never reach the person who must fix the
-key. `last_used` is written at most once a minute per key, off the request path.
+refused API key is not: signing in does not fix a key. (`mcp-remote` starts a sign-in on any
+401 all the same, sending its headers, the key too, to the registration endpoint: that
+refuses it with this module's reason for the key, `key_refusal`, which is what it shows.)
+`last_used` is written at most once a minute per key, off the request path.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from django.conf import settings
 from starlette.types import Scope
 
 from accounts import api_tokens, oauth_callers
-from mcp_gateway.database.reads import Snapshots
+from mcp_gateway.database.reads import Snapshots, load_key, tenant_active
 from mcp_gateway.database.records import touch_key
 from mcp_gateway.database.threads import in_thread
 from mcp_gateway.front.hostcheck import HostCheck
@@ -151,6 +152,52 @@ def _request_base(scope: Scope, hosts: HostCheck) -> str:
     return f"{scope.get('scheme', 'http')}://{host}"
 
 
+INACTIVE_TENANT = "The API key's tenant is not active."
+
+
+def key_prefix(full_key: str) -> str:
+    """The prefix of a key in the API key's form, else why the credential is refused."""
+    if api_tokens.is_api_token(full_key):
+        raise AuthError("api_token", API_TOKEN_REFUSED)
+    prefix = keys.parse_prefix(full_key)
+    if prefix is None:
+        raise AuthError("malformed_api_key", "The API key is not in the form wb_<prefix>_<secret>.")
+    return prefix
+
+
+def check_key(full_key: str, record: KeyRecord | None, now: float) -> KeyRecord:
+    """`record`, unless the key is not its key or the record says it may not be used."""
+    if record is None or not keys.hashes_match(full_key, record.key_hash):
+        raise AuthError("invalid_api_key", "The API key is not valid.")
+    # Past this point the caller holds the real key: saying why it fails leaks nothing.
+    if record.revoked:
+        raise AuthError("revoked_api_key", "The API key has been revoked.")
+    if record.expires_at is not None and record.expires_at <= now:
+        raise AuthError("expired_api_key", "The API key has expired.")
+    if record.owner_refusal:
+        raise AuthError(f"owner_{record.owner_refusal}", OWNER_REFUSALS[record.owner_refusal])
+    return record
+
+
+def key_refusal(authorization: str, api_key: str) -> str:
+    """Why /mcp refuses the API key in these header values ("" when it takes it, or they
+    carry none, or an OAuth access token): `Authenticator`'s checks, read straight from the
+    database. For the OAuth registration endpoint (accounts.oauth_clients), which an OAuth
+    client given a refused key reaches next, and whose answer is the one it shows."""
+    values = {b"authorization": authorization, b"x-api-key": api_key}
+    headers = {name: value.encode("latin-1", "replace") for name, value in values.items() if value}
+    try:
+        full_key = key_from_headers(headers)
+        if oauth_callers.is_access_token(full_key):
+            return ""
+        record = check_key(full_key, load_key(key_prefix(full_key)), time.time())
+        if not tenant_active(record.tenant_id):
+            raise AuthError("inactive_tenant", INACTIVE_TENANT)
+    except AuthError as refused:
+        return "" if refused.reason == "missing_api_key" else refused.message
+    return ""
+
+
 class Authenticator:
     def __init__(self, store: Snapshots) -> None:
         self.store = store
@@ -162,27 +209,11 @@ class Authenticator:
         full_key = key_from_headers(headers)
         if oauth_callers.is_access_token(full_key):
             return await self._token_caller(full_key)
-        if api_tokens.is_api_token(full_key):
-            raise AuthError("api_token", API_TOKEN_REFUSED)
-        prefix = keys.parse_prefix(full_key)
-        if prefix is None:
-            raise AuthError(
-                "malformed_api_key", "The API key is not in the form wb_<prefix>_<secret>."
-            )
-        record = await self.store.key(prefix)
-        if record is None or not keys.hashes_match(full_key, record.key_hash):
-            raise AuthError("invalid_api_key", "The API key is not valid.")
-        # Past this point the caller holds the real key: saying why it fails leaks nothing.
-        if record.revoked:
-            raise AuthError("revoked_api_key", "The API key has been revoked.")
         now = time.time()
-        if record.expires_at is not None and record.expires_at <= now:
-            raise AuthError("expired_api_key", "The API key has expired.")
-        if record.owner_refusal:
-            raise AuthError(f"owner_{record.owner_refusal}", OWNER_REFUSALS[record.owner_refusal])
+        record = check_key(full_key, await self.store.key(key_prefix(full_key)), now)
         tenant = await self.store.tenant(record.tenant_id, record.version)
         if tenant is None or not tenant.active:
-            raise AuthError("inactive_tenant", "The API key's tenant is not active.")
+            raise AuthError("inactive_tenant", INACTIVE_TENANT)
         self._note_use(record.key_id, now)
         return Caller(record, tenant, person_id=record.owner_id)
 

@@ -27,11 +27,15 @@ class ErrorCode(StrEnum):
 
 
 class GatewayError(Exception):
+    """`recorded_as`: the call log's outcome when it should say more than the code the
+    client is given (never shown to the client)."""
+
     def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details
+        self.recorded_as = ""
 
     def as_structured(self) -> dict[str, Any]:
         return {
@@ -178,6 +182,19 @@ def tool_not_found(tool: str, server: str, toolbox: str) -> GatewayError:
         server=server,
         tool=tool,
     )
+
+
+# The call log's outcome of a call to a tool the server's tool filter leaves out: the
+# client is told the tool is not found (the contract), the admin that a filter refused it.
+FILTERED = "filtered"
+
+
+def tool_filtered(tool: str, server: str, toolbox: str) -> GatewayError:
+    """A tool that `server`'s tool filter leaves out: to the client, as one it does not
+    offer; in the call log, `filtered` (the row names the server whose filter it is)."""
+    error = tool_not_found(tool, server, toolbox)
+    error.recorded_as = FILTERED
+    return error
 
 
 def held_line(tool: str, server: str) -> str:

@@ -66,6 +66,7 @@ def failed(
         error_code=error.code.value,
         incident=str(error.details.get("incident", "")),
         redactors=redactors,
+        recorded_as=error.recorded_as,
     )
 
 

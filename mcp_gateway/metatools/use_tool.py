@@ -85,7 +85,7 @@ class ToolUser:
         if server is None:
             raise errors.server_not_found(ref.server, toolbox.name)
         if not server.allows(ref.name):  # filtered out: no need to connect to say so
-            raise errors.tool_not_found(ref.name, server.name, toolbox.name)
+            raise errors.tool_filtered(ref.name, server.name, toolbox.name)
         # Before any connection is made.
         wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
         if wait:

@@ -26,7 +26,8 @@ class Named:
 class Outcome:
     """`result`: what the client is answered (None: the client cancelled the call).
     `error_code` and `incident`: set when the result is the gateway's own error, not the
-    downstream's. `toolbox` and `server`: what the configuration knows of the names (None:
+    downstream's (`recorded_as`: the call log's outcome when it says more than the code,
+    `filtered`). `toolbox` and `server`: what the configuration knows of the names (None:
     no such toolbox or server). `redactors`: those of the connections that served the
     call, which clean its captured payload."""
 
@@ -37,3 +38,4 @@ class Outcome:
     error_code: str = ""
     incident: str = ""
     redactors: tuple[Redactor, ...] = ()
+    recorded_as: str = ""

@@ -27,11 +27,12 @@ _TOOL_KNOWN = frozenset({OK, TOOL_ERROR, "TIMEOUT", "DOWNSTREAM_ERROR", CANCELLE
 
 
 def outcome_label(outcome: Outcome) -> str:
-    """ok, tool_error (the downstream's isError), cancelled, or the gateway's error code."""
+    """ok, tool_error (the downstream's isError), cancelled, or the gateway's error code
+    (or what it is recorded as: `filtered`, a TOOL_NOT_FOUND of the server's filter)."""
     if outcome.result is None:
         return CANCELLED
     if outcome.error_code:
-        return outcome.error_code
+        return outcome.recorded_as or outcome.error_code
     return TOOL_ERROR if outcome.result.is_error else OK
 
 

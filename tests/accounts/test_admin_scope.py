@@ -6,7 +6,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
-from accounts.models import Membership
+from accounts.models import ApiToken, Membership
 from toolboxes.models import ApiKey, Server, Toolbox
 
 from .conftest import OTHER_SECRET, SECRET
@@ -29,9 +29,17 @@ def object_urls(objects, membership):
     return urls
 
 
+def token_urls(token):
+    """Every admin URL of a member's personal API token (another member's is missing)."""
+    views = ["change", "history", "delete", "revoke", "handoff"]
+    return [reverse(f"admin:accounts_apitoken_{view}", args=[token.pk]) for view in views]
+
+
 @pytest.fixture
 def globex_urls(globex, people):
-    return object_urls(globex, Membership.objects.get(user=people["globex_admin"]))
+    token, _ = ApiToken.issue(people["globex_admin"], name="gus's", tenant=globex.tenant)
+    membership = Membership.objects.get(user=people["globex_admin"])
+    return object_urls(globex, membership) + token_urls(token)
 
 
 @pytest.mark.parametrize("who", ["acme_admin", "acme_viewer"])
@@ -48,6 +56,7 @@ def test_nothing_of_another_tenant_changed_by_those_posts(as_user, globex, globe
         client.post(url, {"post": "yes"})
     globex.api_key.refresh_from_db()
     assert globex.api_key.revoked_at is None
+    assert ApiToken.objects.get(name="gus's").revoked_at is None
     assert Toolbox.objects.filter(pk=globex.toolbox.pk).exists()
     assert not LogEntry.objects.filter(object_id=str(globex.server.pk)).exists()
 

@@ -1,5 +1,6 @@
 """Secrets: masked on every read path, revealed only by a logged action of those who may,
-and dropped when a server moves to a new command, args or URL."""
+and never kept when a server moves to a new command, args or URL (typed again, or
+removed)."""
 
 from __future__ import annotations
 
@@ -86,12 +87,24 @@ def saved(server, **overrides):
     return server
 
 
+def refused(server, **overrides):
+    form = ServerForm(data=server_change_post(server, **overrides), instance=server)
+    assert not form.is_valid()
+    return form.errors
+
+
+AGAIN = "must be typed again: a stored secret is not kept across a change of the server's"
+
+
 @pytest.mark.parametrize(
-    "change",
-    [{"command": "/bin/sh"}, {"args": json.dumps(["-c", "env"])}],
+    ("change", "what"),
+    [({"command": "/bin/sh"}, "command"), ({"args": json.dumps(["-c", "env"])}, "args")],
 )
-def test_new_command_or_args_drop_stored_env_values(acme, change):
-    assert saved(acme.server, **change).env == {}
+def test_new_command_or_args_never_keep_stored_env_values(acme, change, what):
+    assert refused(acme.server, **change) == {"env": [f"'TOKEN' {AGAIN} {what}."]}
+    acme.server.refresh_from_db()
+    assert acme.server.env == {"TOKEN": SECRET}  # nothing saved
+    assert saved(acme.server, **change, env="{}").env == {}  # removed: saved without it
 
 
 def test_new_command_keeps_values_entered_again(acme):
@@ -103,17 +116,21 @@ def test_same_destination_keeps_stored_values(acme):
     assert saved(acme.server, timeout=9).env == {"TOKEN": SECRET}
 
 
-def test_new_url_drops_stored_headers(acme):
-    server = saved(acme.remote, url="https://attacker.example/mcp")
+def test_new_url_never_keeps_stored_headers(acme):
+    errors = refused(acme.remote, url="https://attacker.example/mcp")
+    assert errors == {"headers": [f"'Authorization' {AGAIN} URL."]}
+    server = saved(acme.remote, url="https://attacker.example/mcp", headers="{}")
     assert server.headers == {}
     assert saved(acme.remote, timeout=5).headers == {}  # and nothing comes back
 
 
-def test_admin_change_of_command_drops_the_secret(as_user, acme):
+def test_admin_change_of_command_asks_for_the_secret_again(as_user, acme):
     """Through the admin (an operator's raw server form; tenant admins never see a command)."""
     client = as_user("operator")
     url = reverse("admin:toolboxes_server_change", args=[acme.server.pk])
     response = client.post(url, server_change_post(acme.server, command="/bin/sh"))
-    assert response.status_code == 302
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert form.errors == {"env": [f"'TOKEN' {AGAIN} command."]}
     acme.server.refresh_from_db()
-    assert (acme.server.command, acme.server.env) == ("/bin/sh", {})
+    assert (acme.server.command, acme.server.env) == ("mcp-server-time", {"TOKEN": SECRET})

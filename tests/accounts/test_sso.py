@@ -5,7 +5,6 @@ test_sso_flow.py."""
 
 from __future__ import annotations
 
-import html
 import os
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from accounts.models import (
 from accounts.sso import discovery, failures
 from accounts.sso.login_form import LOCAL_LOGIN_OFF
 from accounts.sso.providers import check, parse, provider_named
+from tests.accounts.sso_walk import BASE, callback_of, sign_in, text_of
 from tests.harness.net import free_port
 from tests.harness.oidc import IdP, running_idp, sign_in_at_provider
 from tests.harness.paths import ROOT
@@ -43,8 +43,7 @@ from toolboxes.models import Tenant
 # The provider and the flows are the same whatever the database: one pass runs them.
 pytestmark = [pytest.mark.django_db, pytest.mark.once_pg]
 
-BASE = "http://testserver"
-CALLBACK = f"{BASE}/sso/corp/callback"
+CALLBACK = callback_of("corp")
 TITLE = "Corp IdP"
 
 
@@ -63,25 +62,11 @@ def corp(idp: IdP, settings: Any) -> IdP:
         {"group": "wb-acme-admins", "tenant": "acme", "role": "admin"},
         {"group": "wb-acme-*", "tenant": "acme", "role": "viewer"},
         {"group": "wb-globex-viewers", "tenant": "globex", "role": "viewer"},
-        {"group": "platform-team", "operators": True},
+        {"group": "platform-team", "operators": True, "provider": "corp"},
     ]
     Tenant.objects.create(slug="acme", name="Acme")
     Tenant.objects.create(slug="globex", name="Globex")
     return idp
-
-
-def sign_in(client: Client, login: str, tamper: str = "", idp: IdP | None = None) -> Any:
-    start = client.get("/sso/corp/login", {"next": "/admin/"})
-    assert start.status_code == 302, start.content
-    back = sign_in_at_provider(start["Location"], login, CALLBACK)
-    if tamper and idp is not None:
-        idp.control("tamper", mode=tamper)
-    parts = urlsplit(back)
-    return client.get(f"{parts.path}?{parts.query}")
-
-
-def text_of(response: Any) -> str:
-    return html.unescape(response.content.decode())
 
 
 def test_first_sign_in_creates_the_user_with_the_groups_memberships(corp: IdP) -> None:
@@ -392,20 +377,6 @@ def test_the_egress_policy_applies_to_the_provider(corp: IdP, settings: Any, cap
     assert failures.PROVIDER_DOWN.format(provider=TITLE) in text_of(response)
     details = [getattr(record, "detail", "") for record in caplog.records]
     assert any("egress refused" in d and "loopback" in d for d in details), details
-
-
-def test_a_front_channel_logout_ends_that_session(corp: IdP) -> None:
-    corp.person("u-lou", ["wb-acme-admins"])
-    client = Client()
-    sign_in(client, "u-lou")
-    sid = SsoSession.objects.get(identity__subject="u-lou").sid
-    url = "/sso/corp/frontchannel-logout"
-    assert Client().get(url, {"iss": "https://elsewhere.example", "sid": sid}).status_code == 400
-    assert Client().get(url, {"iss": corp.issuer, "sid": "not-a-session"}).status_code == 200
-    assert client.get("/admin/").status_code == 200  # nothing ended yet
-    assert Client().get(url, {"iss": corp.issuer, "sid": sid}).status_code == 200
-    assert client.get("/admin/").status_code == 302
-    assert SsoIdentity.objects.get(subject="u-lou").logged_out_at is not None
 
 
 def test_the_consent_page_sends_straight_to_the_only_way_in(corp: IdP, settings: Any) -> None:

@@ -51,11 +51,10 @@ def test_one_server_changed_is_exactly_that_change(api, acme, people):
     client = api("operator")
     got = client("GET", CONFIG)
     document = copy.deepcopy(got.json())
-    document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]["args"] = [
-        "--local-timezone=UTC"
-    ]
+    # Not where it runs (which would need its secret typed again: test_secret_follows_server).
+    document["toolboxes"]["acme-tools"]["mcpServers"]["acme-time"]["timeout"] = 9
     dry = client("PUT", CONFIG + "?dry_run=true", document, if_match=got["ETag"]).json()
-    expected = [{"name": "acme-tools/acme-time", "fields": ["args"]}]
+    expected = [{"name": "acme-tools/acme-time", "fields": ["timeout"]}]
     assert (dry["applied"], dry["changed"], dry["created"], dry["deleted"]) == (
         False,
         expected,
@@ -63,12 +62,12 @@ def test_one_server_changed_is_exactly_that_change(api, acme, people):
         [],
     )
     acme.server.refresh_from_db()
-    assert acme.server.args == []
+    assert acme.server.timeout == 60
     applied = client("PUT", CONFIG, document, if_match=got["ETag"])
     assert applied.json()["applied"] is True and applied.json()["changed"] == expected
     assert applied["ETag"] != got["ETag"] and applied["ETag"] == client("GET", CONFIG)["ETag"]
     acme.server.refresh_from_db()
-    assert acme.server.args == ["--local-timezone=UTC"]
+    assert acme.server.timeout == 9
     assert acme.server.env == {"TOKEN": SECRET}  # the null secret kept its stored value
     tenant_entry, server_entry = LogEntry.objects.order_by("pk")
     assert tenant_entry.user == people["operator"] and tenant_entry.object_repr == str(acme.tenant)
@@ -76,7 +75,7 @@ def test_one_server_changed_is_exactly_that_change(api, acme, people):
         "Applied a configuration: changed acme-tools/acme-time (API token wbp_"
     )
     assert (server_entry.object_id, server_entry.user) == (str(acme.server.pk), people["operator"])
-    assert server_entry.change_message.startswith("Changed by a configuration: args (API token")
+    assert server_entry.change_message.startswith("Changed by a configuration: timeout (API token")
 
 
 def test_created_and_deleted(api, acme, people):

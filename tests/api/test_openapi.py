@@ -93,8 +93,7 @@ def test_the_api_keeps_its_document(case, who, tokens, keep_test_connection):
 
 
 def test_the_readmes_recipes_name_operations_of_the_document(db):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Automate with the API", 1)[1].split("\n## ", 1)[0]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
     templates = [
         re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path.removeprefix("/api/v1")) + "$")
         for path in Client().get(DOCUMENT).json()["paths"]

@@ -33,8 +33,24 @@ READS = [
     SERVERS,
     SERVERS + "/acme-time",
     "/tenants/acme/keys",
+    "/tenants/acme/keys/{key}",
     "/tenants/acme/calls",
+    "/tenants/acme/usage",
+    "/tenants/acme/members",
+    "/tenants/acme/tool-definitions",
     "/tenants/acme/config",
+]
+# Every other request naming one of acme's objects: another tenant's admin finds none.
+FOREIGN = [
+    ("PATCH", "/tenants/acme", {"name": "mine"}),
+    ("POST", "/tenants/acme/keys/{key}/revoke", None),
+    ("POST", SERVERS + "/acme-time/check", None),
+    ("POST", SERVERS + "/acme-time/tools/get_current_time/approve", None),
+    ("POST", SERVERS + "/acme-time/tools/get_current_time/reject", None),
+    ("POST", "/tenants/acme/members", {"username": "zed", "role": "viewer"}),
+    ("PATCH", "/tenants/acme/members/vic", {"role": "admin"}),
+    ("DELETE", "/tenants/acme/members/vic", None),
+    ("PUT", "/tenants/acme/config", {"toolboxes": {}}),
 ]
 
 
@@ -49,10 +65,18 @@ def last_entry() -> LogEntry:
 
 
 @pytest.mark.parametrize("path", READS)
-def test_members_read_their_tenant_and_others_get_404(api, path):
+def test_members_read_their_tenant_and_others_get_404(api, acme, path):
+    path = path.format(key=acme.api_key.prefix)
     for who in ("operator", "acme_admin", "acme_viewer", "mixed"):
         assert api(who)("GET", path).status_code == 200, who
     problem(api("globex_admin")("GET", path), 404, "No tenant 'acme'.")
+
+
+@pytest.mark.parametrize(("method", "path", "body"), FOREIGN)
+def test_every_other_request_for_another_tenants_object_is_404(api, acme, method, path, body):
+    path = path.format(key=acme.api_key.prefix)
+    problem(api("globex_admin")(method, path, body), 404, "No tenant 'acme'.")
+    assert not LogEntry.objects.exists()
 
 
 @pytest.mark.parametrize(("method", "path", "body"), WRITES)

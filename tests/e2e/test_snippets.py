@@ -1,8 +1,9 @@
-"""The Python snippets the project prints (the README's quick start, `make run`'s), run as
-printed against a toolbox whose server takes longer to start than httpx2's default 5 s
-timeout, as a cold `npx -y` server does: they wait for it (issues 20 and 26). The README's
-runs whole, against a toolbox `demo` as its calls expect: a cold npm server (server-memory,
-started for the first time), PyPI's time server (its `use_tool` call) and the slow one."""
+"""The Python snippets the project prints (the README's quick start, `make run`'s, and
+docs/clients.md's for mcp 1.x), run as printed against a toolbox whose server takes longer
+to start than httpx2's default 5 s timeout, as a cold `npx -y` server does: they wait for it
+(issues 20 and 26). The README's runs whole, against a toolbox `demo` as its calls expect: a
+cold npm server (server-memory, started for the first time), PyPI's time server (its
+`use_tool` call) and the slow one."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ CACHE_SERVER = str(Path(__file__).resolve().parents[1] / "servers" / "cache_serv
 MEMORY_SERVER = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "mcp-server-memory"
 START_SECONDS = 6  # past httpx2's default timeout of 5 s
 README = Path(settings.BASE_DIR) / "README.md"
+CLIENTS = Path(settings.BASE_DIR) / "docs" / "clients.md"  # the mcp 1.x snippet's page
 MCP1_VENV = Path(settings.BASE_DIR) / "tests" / ".mcp1-venv"  # the Makefile's MCP1_VENV
 
 
@@ -55,10 +57,12 @@ def tenants(make_setup) -> list[TenantSetup]:
 
 
 def readme_snippet(url: str, setup: TenantSetup, sdk: int = 2) -> str:
-    """The README's snippet for that `mcp` SDK generation (its first Python block for 2.x,
-    its second for 1.x), at `setup`'s tenant endpoint as the demo's is printed."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    code = blocks[0 if sdk == 2 else 1]
+    """The snippet for that `mcp` SDK generation (the README's Python block for 2.x,
+    docs/clients.md's for 1.x), at `setup`'s tenant endpoint as the demo's is printed."""
+    page = README if sdk == 2 else CLIENTS
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    assert len(blocks) == 1, page
+    code = blocks[0]
     assert f'"http://127.0.0.1:8000/mcp/t/{DEMO_SLUG}"' in code
     tenant_url = f"{url}/t/{setup.tenant.slug}"
     return code.replace(f"http://127.0.0.1:8000/mcp/t/{DEMO_SLUG}", tenant_url).replace(

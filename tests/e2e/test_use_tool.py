@@ -9,8 +9,10 @@ import anyio
 import mcp_types as types
 import pytest
 
+from calls.models import CallRecord
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.waits import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("use_tool")]
 
@@ -260,12 +262,29 @@ async def test_tool_not_offered(live_gateway, dev):
 
 
 async def test_filtered_out_tool_cannot_be_called(live_gateway, dev):
+    """To the client, as a tool the server does not offer (the contract); in the call log,
+    the admin reads that the server's filter refused it."""
     async with live_gateway.session(dev.key) as session:
         await open_dev(session)
         result = await session.call_tool("use_tool", use("dev", "limited", "add", {"a": 1}))
     assert error_of(result) == (
         "TOOL_NOT_FOUND",
         "Error executing tool: Tool 'add' not found in server 'limited'",
+    )
+    assert result.structured_content["error"]["details"] == {
+        "toolbox": "dev",
+        "server": "limited",
+        "tool": "add",
+    }
+    rows = CallRecord.objects.filter(key_prefix=dev.api_key.prefix, meta_tool="use_tool")
+    await eventually(rows.aexists, 15, "the call's row in the call log")
+    row = await rows.aget()
+    assert (row.toolbox, row.server, row.tool, row.outcome, row.error_code) == (
+        "dev",
+        "limited",
+        "add",
+        "filtered",
+        "TOOL_NOT_FOUND",
     )
 
 

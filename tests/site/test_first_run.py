@@ -32,9 +32,9 @@ def test_the_demo_extra_installs_every_server_the_demo_runs():
     assert any(line.startswith("mcp-server-git") for line in demo)
 
 
-def test_the_readme_names_the_probes():
-    readme = (ROOT / "README.md").read_text()
-    assert "`GET /healthz`" in readme and "`GET /readyz`" in readme
+def test_the_deploying_page_names_the_probes():
+    deploying = (ROOT / "docs" / "deploying.md").read_text()
+    assert "`GET /healthz`" in deploying and "`GET /readyz`" in deploying
 
 
 def test_the_admin_says_toolboxes(admin_client):

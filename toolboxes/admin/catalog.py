@@ -13,6 +13,7 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from accounts.roles import is_operator
+from toolboxes.admin.forms import CatalogEntryForm
 from toolboxes.models import AuthMode, CatalogEntry, CatalogParameter
 
 
@@ -43,8 +44,10 @@ class CatalogParameterInline(admin.TabularInline):
 
 @admin.register(CatalogEntry)
 class CatalogEntryAdmin(admin.ModelAdmin):
-    """The operator's catalog; tenant members only pick entries on their servers' forms."""
+    """The operator's catalog; tenant members only pick entries on their servers' forms. Its
+    OAuth client's values are write-only (`CatalogEntryForm`)."""
 
+    form = CatalogEntryForm
     list_display = ["name", "title", "transport", "parameter_names", "server_count", "updated_at"]
     list_filter = ["transport"]
     search_fields = ["name", "title", "description"]

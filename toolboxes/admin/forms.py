@@ -14,6 +14,7 @@ from mcp_gateway import PathRefused, named_paths, tenant_roots
 from toolboxes import server_status
 from toolboxes.admin.tool_filters import ToolFiltersField
 from toolboxes.admin.widgets import LinesField, NameValueRows, ParametersWidget, SecretMapField
+from toolboxes.destinations import destination_of, moved, type_again
 from toolboxes.models import (
     ApiKey,
     AuthMode,
@@ -25,13 +26,70 @@ from toolboxes.models import (
 )
 from toolboxes.models.servers import ENTRY_ONLY_FIELDS
 
-__all__ = ["ApiKeyForm", "ServerForm", "TenantServerForm"]
+__all__ = ["ApiKeyForm", "CatalogEntryForm", "ServerForm", "TenantServerForm"]
 
 SECRET_FIELDS = ("env", "headers", "oauth_client")
-DESTINATION_FIELDS = ("transport", "command", "args", "url")
 
 
-class ServerForm(forms.ModelForm):
+class SecretMapsForm(forms.ModelForm):
+    """Maps of secret values (`secret_maps`), write-only: their names shown with the mask;
+    a value posted back as the mask keeps the stored one (`_kept_secrets` names them)."""
+
+    secret_maps: tuple[str, ...] = ()
+    _kept_secrets: dict[str, set[str]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.secret_maps:
+            self.initial[field] = {name: MASK for name in self._stored(field)}
+            if field in self.fields:
+                self.fields[field].widget.stored = set(self._stored(field))
+
+    def _clean_fields(self) -> None:
+        self._kept_secrets = {}
+        super()._clean_fields()
+
+    def _stored(self, field: str) -> dict[str, str]:
+        if self.instance.pk is None:
+            return {}
+        return getattr(self.instance, field) or {}
+
+    def _clean_secret(self, field: str) -> dict[str, Any]:
+        value = self.cleaned_data.get(field)
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict):
+            raise ValidationError("Enter a JSON object of names to values.")
+        stored = self._stored(field)
+        result = {}
+        for name, item in value.items():
+            if item == MASK:
+                if name not in stored:
+                    raise ValidationError(f"Enter a value for '{name}'.")
+                item = stored[name]
+                self._kept_secrets.setdefault(field, set()).add(name)
+            result[name] = item
+        return result
+
+    def clean_oauth_client(self) -> dict[str, Any]:
+        return self._clean_secret("oauth_client")
+
+
+class CatalogEntryForm(SecretMapsForm):
+    """An entry's OAuth client: its secret write-only, as a server's is."""
+
+    secret_maps = ("oauth_client",)
+    oauth_client = SecretMapField(
+        label="OAuth client", required=False, widget=NameValueRows(name_label="name")
+    )
+
+    class Meta:
+        model = CatalogEntry
+        fields = "__all__"
+
+
+class ServerForm(SecretMapsForm):
+    secret_maps = SECRET_FIELDS
     # Not required: a form that leaves it out (an older client) keeps the default.
     pinning = forms.TypedChoiceField(
         label="tool pinning",
@@ -79,10 +137,6 @@ class ServerForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for field in SECRET_FIELDS:
-            self.initial[field] = {name: MASK for name in self._stored(field)}
-            if field in self.fields:
-                self.fields[field].widget.stored = set(self._stored(field))
         if "tool_filters" in self.fields and self.instance.pk is not None:
             known = server_status.offered_names(self.instance) is not None
             widget = self.fields["tool_filters"].widget
@@ -142,6 +196,7 @@ class ServerForm(forms.ModelForm):
             given = value.get(parameter.name, "")
             if parameter.secret and not given and parameter.name in (kept or {}):
                 given = kept[parameter.name]  # left empty: keep the stored secret
+                self._kept_secrets.setdefault("parameter_values", set()).add(parameter.name)
             if given:
                 result[parameter.name] = given
         return result
@@ -217,63 +272,27 @@ class ServerForm(forms.ModelForm):
             errors = ValidationError(moved)
         super()._update_errors(errors)
 
-    def _stored(self, field: str) -> dict[str, str]:
-        if self.instance.pk is None:
-            return {}
-        return getattr(self.instance, field) or {}
-
-    def _clean_secret(self, field: str) -> dict[str, Any]:
-        value = self.cleaned_data.get(field)
-        if value in (None, ""):
-            return {}
-        if not isinstance(value, dict):
-            raise ValidationError("Enter a JSON object of names to values.")
-        stored = self._stored(field)
-        result = {}
-        for name, item in value.items():
-            if item == MASK:
-                if name not in stored:
-                    raise ValidationError(f"Enter a value for '{name}'.")
-                item = stored[name]
-                self._kept_secrets.setdefault(field, set()).add(name)
-            result[name] = item
-        return result
-
     def clean_env(self) -> dict[str, Any]:
         return self._clean_secret("env")
 
     def clean_headers(self) -> dict[str, Any]:
         return self._clean_secret("headers")
 
-    def clean_oauth_client(self) -> dict[str, Any]:
-        return self._clean_secret("oauth_client")
-
-    # A secret must not follow a server to a new destination: when the transport, command,
-    # args or URL change, stored env and header values are dropped unless entered again.
-    _kept_secrets: dict[str, set[str]]
-
-    def _clean_fields(self) -> None:
-        self._kept_secrets = {}
-        super()._clean_fields()
-        if not self._destination_changed():
+    # A secret must not follow a server to a new destination (`toolboxes.destinations`):
+    # a stored value kept (the mask, an empty secret parameter) while the entry, transport,
+    # command, args or URL change must be typed again.
+    def _post_clean(self) -> None:
+        super()._post_clean()  # the instance as the form would save it
+        if self.instance.pk is None or not any(self._kept_secrets.values()):
+            return
+        stored = Server.objects.select_related("catalog_entry").filter(pk=self.instance.pk)
+        before = stored.first()
+        what = moved(destination_of(before), destination_of(self.instance)) if before else ""
+        if not what:
             return
         for field, names in self._kept_secrets.items():
-            if isinstance(self.cleaned_data.get(field), dict):
-                self.cleaned_data[field] = {
-                    name: value
-                    for name, value in self.cleaned_data[field].items()
-                    if name not in names
-                }
-
-    def _destination_changed(self) -> bool:
-        if self.instance.pk is None:
-            return False
-        return any(
-            field in self.fields
-            and field in self.cleaned_data
-            and self.cleaned_data[field] != getattr(self.instance, field)
-            for field in DESTINATION_FIELDS
-        )
+            for name in sorted(names):
+                self.add_error(field, f"'{name}' {type_again(what)}.")
 
 
 class ApiKeyForm(forms.ModelForm):

@@ -32,7 +32,7 @@ from toolboxes.config_file.export import (
     export_tenant,
 )
 from toolboxes.config_file.importer import desktop_servers, import_mcp_servers, import_tenant
-from toolboxes.config_file.schema import EXPORT_KEY, ConfigError, dumps, loads
+from toolboxes.config_file.schema import EXPORT_KEY, ConfigError, dumps, json_path, loads
 
 __all__ = [
     "EXPORT_KEY",
@@ -46,5 +46,6 @@ __all__ = [
     "export_tenant",
     "import_mcp_servers",
     "import_tenant",
+    "json_path",
     "loads",
 ]

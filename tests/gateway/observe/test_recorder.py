@@ -32,6 +32,9 @@ def test_an_outcome_is_labelled_by_what_it_came_to():
     assert outcome_label(Outcome(OK)) == "ok"
     assert outcome_label(Outcome(OK.model_copy(update={"is_error": True}))) == "tool_error"
     assert outcome_label(Outcome(OK, error_code="TOOL_NOT_FOUND")) == "TOOL_NOT_FOUND"
+    # A tool the server's filter leaves out: the client is told TOOL_NOT_FOUND, the log more.
+    filtered = Outcome(OK, error_code="TOOL_NOT_FOUND", recorded_as="filtered")
+    assert outcome_label(filtered) == "filtered"
 
 
 def test_labels_come_from_the_configuration_and_the_call_log_keeps_the_names_sent():

@@ -85,7 +85,10 @@ def test_args_are_lines_and_env_rows_are_write_only(admin_client, toolbox):
 
 
 def test_a_pasted_json_list_of_args_is_read_as_such(admin_client, server, toolbox):
-    data = post(server, toolbox, args='["-y", "@modelcontextprotocol/server-time"]')
+    # New args: the stored secret is typed again (toolboxes.destinations).
+    data = post(
+        server, toolbox, args='["-y", "@modelcontextprotocol/server-time"]', env__value__0="t"
+    )
     assert admin_client.post(change(server), data).status_code == 302
     server.refresh_from_db()
     assert server.args == ["-y", "@modelcontextprotocol/server-time"]

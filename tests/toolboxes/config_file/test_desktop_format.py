@@ -109,7 +109,10 @@ def test_the_desktop_file_reads_back_into_a_toolbox(toolbox, tmp_path):
     assert path.stat().st_mode & 0o777 == 0o600  # it holds decrypted secrets
     out = StringIO()
     call_command("import_config", str(path), "--tenant", "acme", "--toolbox", "copy", stdout=out)
-    assert out.getvalue() == "Imported 4 server(s) into toolbox 'copy' of tenant 'acme'.\n"
+    assert out.getvalue() == (
+        "Imported into tenant 'acme': created copy, copy/fs, copy/search, copy/legacy, "
+        "copy/sandboxed.\n"
+    )
     again, _ = export("--toolbox", "copy", "--format", "desktop")
     assert again == json.loads(path.read_text())
 
@@ -160,7 +163,7 @@ def test_vs_code_servers_and_the_http_spelling(tenant):
         },
     }
     assert import_data(vscode, "--toolbox", "code") == (
-        "Imported 2 server(s) into toolbox 'code' of tenant 'acme'.\n"
+        "Imported into tenant 'acme': created code, code/memory, code/github.\n"
     )
     server = Server.objects.get(name="github")
     assert (server.transport, server.url, server.headers) == (

@@ -59,7 +59,7 @@ def import_data(data, *args: str, tmp_path=None, stderr: StringIO | None = None)
 
 def test_spec_example_imports_and_exports_back_unchanged(tenant):
     output = import_data(SPEC_EXAMPLE, "--tenant", "acme")
-    assert output == "Imported 1 toolbox(es), 2 server(s) into tenant 'acme'.\n"
+    assert output == "Imported into tenant 'acme': created dev, dev/filesystem, dev/search.\n"
     assert export() == SPEC_EXAMPLE
 
 
@@ -192,12 +192,13 @@ def test_create_tenant_creates_it_with_the_import_all_or_nothing(tenant):
     assert str(refused.value).startswith("slug: ")
     output = import_data(SPEC_EXAMPLE, "--tenant", "new", "--create-tenant")
     assert output == (
-        "Created tenant 'new'.\nImported 1 toolbox(es), 2 server(s) into tenant 'new'.\n"
+        "Created tenant 'new'.\n"
+        "Imported into tenant 'new': created dev, dev/filesystem, dev/search.\n"
     )
     assert export("new") == SPEC_EXAMPLE
     # An existing tenant is imported into, as without the option.
     output = import_data(SPEC_EXAMPLE, "--tenant", "new", "--create-tenant")
-    assert output == "Imported 1 toolbox(es), 2 server(s) into tenant 'new'.\n"
+    assert output == "No change.\n"
 
 
 def test_a_filter_naming_a_tool_the_server_does_not_offer_is_warned_about(tenant):
@@ -271,7 +272,9 @@ def test_desktop_file_into_a_toolbox(tenant):
         "globalShortcut": "Ctrl+Space",
     }
     output = import_data(desktop, "--tenant", "acme", "--toolbox", "desk")
-    assert output == "Imported 3 server(s) into toolbox 'desk' of tenant 'acme'.\n"
+    assert output == (
+        "Imported into tenant 'acme': created desk, desk/time, desk/remote, desk/old.\n"
+    )
     servers = export()["toolboxes"]["desk"]["mcpServers"]
     assert servers["time"] == {
         "command": "uvx",

@@ -1,4 +1,6 @@
-"""import_config <file|-> --tenant <slug> [--replace] [--toolbox NAME] [--create-tenant]"""
+"""import_config <file|-> --tenant <slug> [--replace] [--toolbox NAME] [--create-tenant]
+[--dry-run]: prints what the import changed (the plan `PUT .../config` answers), or with
+`--dry-run` what it would change, writing nothing."""
 
 import sys
 from pathlib import Path
@@ -12,10 +14,12 @@ from toolboxes import server_status
 from toolboxes.config_file import (
     EXPORT_KEY,
     ConfigError,
+    export_tenant,
     import_mcp_servers,
     import_tenant,
     loads,
 )
+from toolboxes.config_file.plan import Plan, plan_of
 from toolboxes.management.commands.create_api_key import find_tenant
 from toolboxes.management.commands.create_tenant import first_error
 from toolboxes.models import Server, Tenant
@@ -47,6 +51,11 @@ class Command(BaseCommand):
             help="Create the tenant when there is none of that slug (with the import: all or "
             "nothing).",
         )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="Print what the import would change, and change nothing.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         source = options["file"]
@@ -54,24 +63,26 @@ class Command(BaseCommand):
             text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"Cannot read {source}: {exc}") from None
-        toolbox = options["toolbox"]
+        toolbox, dry_run = options["toolbox"], options["dry_run"]
         try:
             with transaction.atomic():  # a tenant created here goes with a failed import
                 tenant, created = self._tenant(options["tenant"], options["create_tenant"])
+                before = export_tenant(tenant)
                 data = loads(text)
                 if toolbox and isinstance(data, dict) and EXPORT_KEY not in data:
-                    servers = import_mcp_servers(tenant, toolbox, data, replace=options["replace"])
-                    summary = f"{servers} server(s) into toolbox '{toolbox}' of tenant"
+                    import_mcp_servers(tenant, toolbox, data, replace=options["replace"])
                     names = [toolbox]
                 else:
-                    toolboxes, servers = import_tenant(tenant, data, replace=options["replace"])
-                    summary = f"{toolboxes} toolbox(es), {servers} server(s) into tenant"
+                    import_tenant(tenant, data, replace=options["replace"])
                     names = list(data[EXPORT_KEY])
+                plan = plan_of(before, export_tenant(tenant))
+                if dry_run:
+                    transaction.set_rollback(True)
         except ConfigError as exc:
             raise CommandError(f"Nothing imported: {exc}") from None
-        if created:
-            self.stdout.write(f"Created tenant '{tenant.slug}'.")
-        self.stdout.write(f"Imported {summary} '{tenant.slug}'.")
+        self.stdout.write(outcome(tenant.slug, created, plan, dry_run))
+        if dry_run:
+            return
         imported = list(
             Server.objects.filter(toolbox__tenant=tenant, toolbox__name__in=names)
             .select_related("toolbox__tenant")
@@ -96,3 +107,19 @@ class Command(BaseCommand):
         except CommandError as exc:
             hint = "Add --create-tenant to create it with the import."
             raise CommandError(f"{exc}. {hint}") from None
+
+
+def outcome(slug: str, created: bool, plan: Plan, dry_run: bool) -> str:
+    """What the import did to the tenant, or with `dry_run` would do."""
+    lines = []
+    if created:
+        lines.append(f"{'Would create' if dry_run else 'Created'} tenant '{slug}'.")
+    if plan.empty:
+        lines.append("No change.")
+    elif dry_run:
+        lines.append(f"Would import into tenant '{slug}': {plan.summary()}.")
+    else:
+        lines.append(f"Imported into tenant '{slug}': {plan.summary()}.")
+    if dry_run:
+        lines.append("Dry run: nothing was written.")
+    return "\n".join(lines)
