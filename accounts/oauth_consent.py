@@ -159,7 +159,7 @@ class ConsentView(AuthorizationView):
     def _error_page(self, oauth_error: Any, application: Any) -> HttpResponse:
         host = urlsplit(oauth_error.redirect_uri or "").netloc
         context = {
-            **admin.site.each_context(self.request),
+            **plain_page_context(),
             "title": "Connect a client to Workbench",
             "error": oauth_error,
             "client_name": (application.name or application.client_id) if application else "",
@@ -184,7 +184,7 @@ class ConsentView(AuthorizationView):
         form = context["form"]
         application = context.get("application") or _application(form)
         redirect_uri = form["redirect_uri"].value() or ""
-        context.update(admin.site.each_context(self.request))
+        context.update(plain_page_context())
         context.update(
             title="Connect a client to Workbench",
             application=application,
@@ -249,6 +249,13 @@ class ConsentView(AuthorizationView):
                 grant.toolboxes.set(self._choice["toolboxes"])
             credentials[GRANT_CREDENTIAL] = grant.pk
             return super().create_authorization_response(request, scopes, credentials, allow)
+
+
+def plain_page_context() -> dict[str, Any]:
+    """The consent page is a page of its own, not the admin's: the site's name, none of
+    the admin's menu or tools (`admin.site.each_context` would draw the operator's whole
+    sidebar around a client's question)."""
+    return {"site_header": admin.site.site_header, "site_title": admin.site.site_title}
 
 
 def _expected_resource(request: HttpRequest, scopes: list[str]) -> str:

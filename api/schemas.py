@@ -133,6 +133,10 @@ class ServerOut(Schema):
     last_check_ok: bool | None
     last_check_at: datetime | None
     last_check_reason: str
+    last_check_incident: str = Field(description="A failed check's incident id in the log.")
+    last_check_cause: str | None = Field(
+        description="What happened and what to change (operators only; null for others)."
+    )
 
     @staticmethod
     def of(server: Server, operator: bool) -> ServerOut:
@@ -160,6 +164,8 @@ class ServerOut(Schema):
             last_check_ok=server.last_check_ok,
             last_check_at=server.last_check_at,
             last_check_reason=server.last_check_reason,
+            last_check_incident=server.last_check_incident,
+            last_check_cause=server.last_check_cause if operator else None,
         )
 
 

@@ -1,42 +1,87 @@
 """The call log in the admin: read-only rows with filters and an incident-id search, and
-a usage page per tenant. Tenant members see only their tenants' calls (TenantScoped)."""
+a usage page per tenant (or per key). Tenant members see only their tenants' calls
+(TenantScoped).
+
+The list hides successful `open_toolbox` rows unless asked (`OpensFilter`): every client
+session opens its toolboxes, again after each reconnect, so they were most rows (298
+after five minutes of one client, issue 37) while saying nothing an admin looks for; a
+failed open stays listed, and the usage page counts them all.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Model, OuterRef, QuerySet, Subquery
+from django.db.models import F, Model, OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
-from django.urls import URLPattern
+from django.urls import URLPattern, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
 
 from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator, tenant_ids
 from calls import usage
 from calls.models import CallRecord, PayloadCapture
 from toolboxes.admin.pages import list_view_url, page
-from toolboxes.models import Tenant
+from toolboxes.models import ApiKey, Tenant
+
+OPEN_TOOLBOX = "open_toolbox"
+TIME_FORMAT = "%H:%M:%S"  # the list's times, to the second, in local time
+
+
+class OpensFilter(admin.SimpleListFilter):
+    """open_toolbox rows: the failed ones only (the default), all, or none."""
+
+    title = "open_toolbox rows"
+    parameter_name = "opens"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("all", "all"), ("none", "none")]
+
+    def choices(self, changelist: Any) -> Any:
+        yield {
+            "selected": self.value() is None,
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "failed ones only",
+        }
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "all":
+            return queryset
+        if self.value() == "none":
+            return queryset.exclude(meta_tool=OPEN_TOOLBOX)
+        return queryset.exclude(Q(meta_tool=OPEN_TOOLBOX) & Q(outcome="ok"))
 
 
 @admin.register(CallRecord)
 class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
     tenant_path = "tenant"
     members_may = frozenset()  # members read their calls; nobody edits the log
+    change_list_template = "admin/calls/callrecord/change_list.html"
     list_display = (
-        "at",
+        "when",
         "tenant",
         "key_prefix",
-        "client_name",
-        "meta_tool",
-        "toolbox",
-        "server",
-        "tool",
+        "client",
+        "call",
         "outcome",
-        "duration_ms",
+        "duration",
         "incident",
     )
+    list_display_links = ("when",)
     list_filter = (
+        OpensFilter,
         "tenant",
         "key",
         "outcome",
@@ -51,6 +96,29 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
     list_select_related = ("tenant",)
     show_full_result_count = False  # a count(*) over a large log is slow
 
+    class Media:
+        css = {"all": ["calls/call_log.css"]}
+
+    @admin.display(description="time", ordering="at")
+    def when(self, obj: CallRecord) -> str:
+        return when(obj.at)
+
+    @admin.display(description="call", ordering="meta_tool")
+    def call(self, obj: CallRecord) -> str:
+        """The meta-tool and what it was about: "use_tool dev/fs/read_file" (a narrow
+        column breaks the path after a slash, never inside a name)."""
+        parts = [part for part in (obj.toolbox, obj.server, obj.tool) if part]
+        what = format_html_join(mark_safe("/<wbr>"), "{}", ((part,) for part in parts))
+        return format_html('{} <span class="wb-what">{}</span>', obj.meta_tool, what)
+
+    @admin.display(description="client", ordering="client_name")
+    def client(self, obj: CallRecord) -> str:
+        return obj.client_name
+
+    @admin.display(description="ms", ordering="duration_ms")
+    def duration(self, obj: CallRecord) -> str:
+        return f"{obj.duration_ms:,.0f}" if obj.duration_ms >= 10 else f"{obj.duration_ms:.1f}"
+
     def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
         return [field.name for field in CallRecord._meta.fields]
 
@@ -59,6 +127,10 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        context = {**(extra_context or {}), "usage_url": usage_url(request.GET)}
+        return super().changelist_view(request, context)
 
     def get_urls(self) -> list[URLPattern]:
         return [list_view_url(self, "usage", self.usage_view), *super().get_urls()]
@@ -81,23 +153,71 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
         tenants = Tenant.objects.order_by("slug")
         if not is_operator(request.user):
             tenants = tenants.filter(pk__in=tenant_ids(request.user))
-        chosen = tenants.filter(pk=request.GET.get("tenant") or 0).first() or self.busiest(tenants)
+        key = _number(request.GET.get("key"))
+        asked = _number(request.GET.get("tenant"))
+        chosen_key = ApiKey.objects.filter(pk=key, tenant__in=tenants).first() if key else None
+        if chosen_key is not None and asked in (None, chosen_key.tenant_id):
+            asked = chosen_key.tenant_id
+        else:
+            chosen_key = None  # another tenant's key, or one out of reach: the tenant's usage
+        chosen = tenants.filter(pk=asked or 0).first() or self.busiest(tenants)
         window = request.GET.get("window", "day")
         window = window if window in usage.WINDOWS else "day"
         stats = None
+        keys: QuerySet[ApiKey] = ApiKey.objects.none()
         if chosen is not None:
-            stats = usage.summary(self.get_queryset(request).filter(tenant=chosen), window)
+            records = self.get_queryset(request).filter(tenant=chosen)
+            if chosen_key is not None:
+                records = records.filter(key=chosen_key)
+            stats = usage.summary(records, window)
+            keys = ApiKey.objects.filter(tenant=chosen).order_by("prefix")
+        about = f"{chosen}" + (f", key {chosen_key.prefix}" if chosen_key else "")
         return page(
             self,
             request,
             "admin/calls/usage.html",
-            f"Usage: {chosen}" if chosen else "Usage",
+            f"Usage: {about}" if chosen else "Usage",
             tenants=tenants,
             chosen=chosen,
+            keys=keys,
+            chosen_key=chosen_key,
             window=window,
             windows=list(usage.WINDOWS),
             stats=stats,
+            log_url=reverse("admin:calls_callrecord_changelist"),
+            log_filter=_log_filter(chosen, chosen_key),
         )
+
+
+def when(moment: datetime, now: datetime | None = None) -> str:
+    """A call's time to the second, in local time; its day too unless it is today's:
+    "17:27:27", "Nov 26 17:27:27", "2025-11-26 17:27:27"."""
+    local, today = timezone.localtime(moment), timezone.localtime(now or timezone.now())
+    if local.date() == today.date():
+        return local.strftime(TIME_FORMAT)
+    if local.year == today.year:
+        return local.strftime(f"%b %d {TIME_FORMAT}")
+    return local.strftime(f"%Y-%m-%d {TIME_FORMAT}")
+
+
+def _number(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+def _log_filter(tenant: Tenant | None, key: ApiKey | None) -> str:
+    """The call log's query string for the usage page's tenant (and key)."""
+    if tenant is None:
+        return "opens=all"
+    query = f"opens=all&tenant__id__exact={tenant.pk}"
+    return query + (f"&key__id__exact={key.pk}" if key else "")
+
+
+def usage_url(query: Any) -> str:
+    """The usage page for what the call log shows (its tenant and key filters kept)."""
+    url = reverse("admin:calls_callrecord_usage")
+    wanted = {"tenant": query.get("tenant__id__exact"), "key": query.get("key__id__exact")}
+    kept = {name: found for name, value in wanted.items() if (found := _number(value))}
+    return f"{url}?{urlencode(kept)}" if kept else url
 
 
 @admin.register(PayloadCapture)

@@ -83,6 +83,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
     # Why /mcp refuses an API key (accounts' OAuth client registration)
     "key_refusal": ("mcp_gateway.front.auth", "key_refusal"),
+    # The dashboard's live connections (this host's gateway processes)
+    "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
 }
 
 __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
@@ -123,6 +125,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "is_gateway_path",
     "key_refusal",
     "key_sees",
+    "live_downstream",
     "named_paths",
     "open_sandboxed",
     "path_problem",

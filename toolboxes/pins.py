@@ -23,6 +23,11 @@ def held(queryset: models.QuerySet[ToolPin] | None = None) -> models.QuerySet[To
     return queryset.exclude(offered_hash=models.F("approved_hash"))
 
 
+def waiting(queryset: models.QuerySet[ToolPin] | None = None) -> models.QuerySet[ToolPin]:
+    """Held pins an admin has not decided on yet (rejected ones left out)."""
+    return held(queryset).exclude(offered_hash=models.F("rejected_hash"))
+
+
 @dataclass(frozen=True, slots=True)
 class ServerPins:
     """What the gateway's snapshot needs of one server."""

@@ -9,25 +9,40 @@ checkboxes still list them.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.timesince import timesince
 
 from toolboxes.models import Server
+from toolboxes.pins import held
 
 NOT_CHECKED = "not checked yet"
 MAX_REASON = 1000
+MAX_INCIDENT = 40
+MAX_CAUSE = 2000
 
 
 def save_result(
-    server_id: int, ok: bool, milliseconds: int, reason: str, definitions: list[dict[str, Any]]
+    server_id: int,
+    ok: bool,
+    milliseconds: int,
+    reason: str,
+    definitions: list[dict[str, Any]],
+    *,
+    incident: str = "",
+    cause: str = "",
 ) -> None:
     fields: dict[str, Any] = {
         "last_check_ok": ok,
         "last_check_at": timezone.now(),
         "last_check_ms": milliseconds,
         "last_check_reason": reason[:MAX_REASON],
+        "last_check_incident": "" if ok else incident[:MAX_INCIDENT],
+        "last_check_cause": "" if ok else cause[:MAX_CAUSE],
     }
     if ok:
         fields["last_check_tools"] = definitions
@@ -82,12 +97,70 @@ def unchecked_filters(servers: Iterable[Server], tenant_slug: str) -> list[str]:
     ]
 
 
-def status_text(server: Server) -> str:
-    """One line for lists: ok or failing, tools, connect time, how long ago."""
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A server's tools not offered to clients for want of an admin's decision: waiting
+    (new or changed definitions) and rejected."""
+
+    waiting: int = 0
+    rejected: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.waiting + self.rejected
+
+
+def held_by_server(server_ids: Iterable[int]) -> dict[int, Held]:
+    """Each server's held tools, in one query (servers with none are left out)."""
+    rows = (
+        held()
+        .filter(server_id__in=list(server_ids))
+        .values("server_id")
+        .annotate(
+            rejected=Count("pk", filter=Q(offered_hash=F("rejected_hash"))),
+            total=Count("pk"),
+        )
+    )
+    return {row["server_id"]: Held(row["total"] - row["rejected"], row["rejected"]) for row in rows}
+
+
+def with_held(servers: QuerySet[Server]) -> QuerySet[Server]:
+    """Servers with their held tools counted (`held_of` reads them): one query for a list."""
+    pins = held().filter(server=OuterRef("pk")).order_by().values("server")
+    count = Func(F("pk"), function="COUNT")
+    rejected = pins.filter(offered_hash=F("rejected_hash"))
+    return servers.annotate(
+        held_total=Coalesce(Subquery(pins.annotate(n=count).values("n")), 0),
+        held_rejected=Coalesce(Subquery(rejected.annotate(n=count).values("n")), 0),
+    )
+
+
+def held_of(server: Server) -> Held:
+    """A server's held tools: counted with its row (`with_held`), else asked for."""
+    total = getattr(server, "held_total", None)
+    if total is None:
+        return held_by_server([server.pk]).get(server.pk, Held())
+    rejected = getattr(server, "held_rejected", 0)
+    return Held(total - rejected, rejected)
+
+
+def held_text(found: Held) -> str:
+    """ ", 2 held" (and ", 1 rejected"), or nothing: what a status adds to its tools."""
+    parts = [f"{found.waiting} held"] if found.waiting else []
+    parts += [f"{found.rejected} rejected"] if found.rejected else []
+    return "".join(f", {part}" for part in parts)
+
+
+def status_text(server: Server, found: Held | None = None) -> str:
+    """One line for lists: ok (its tools, those held among them) or failing (its reason
+    and incident), connect time, how long ago."""
     if server.last_check_ok is None or server.last_check_at is None:
         return NOT_CHECKED
     ago = f"{timesince(server.last_check_at)} ago".replace("\xa0", " ")
     if server.last_check_ok:
         count = len(server.last_check_tools or [])
-        return f"ok: {count} tool{'s' if count != 1 else ''} in {server.last_check_ms} ms, {ago}"
-    return f"failing: {server.last_check_reason} ({ago})"
+        found = held_of(server) if found is None else found
+        tools = f"{count} tool{'s' if count != 1 else ''}{held_text(found)}"
+        return f"ok: {tools}{',' if found.total else ''} in {server.last_check_ms} ms, {ago}"
+    incident = f"; incident {server.last_check_incident}" if server.last_check_incident else ""
+    return f"failing: {server.last_check_reason} ({ago}{incident})"

@@ -1,11 +1,12 @@
 """A server check: connect it as the gateway would and list its tools
 (`mcp_gateway.check_servers`, which records the status and the offer for pinning). The last
-status is a server's `last_check_*` fields."""
+status is a server's `last_check_*` fields, a failure's incident and, for operators, its
+cause (what happened and what to change) among them."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 
 from api.history import CHANGE, record
 from api.routes.servers import BASE as SERVERS
@@ -22,6 +23,10 @@ class CheckOut(Schema):
     milliseconds: int
     reason: str
     incident: str | None
+    cause: str | None = Field(
+        description="What happened and what to change, the server's secrets redacted: for "
+        "operators (null for others); `reason` is the phrase a client reads."
+    )
     tools: list[str]
 
 
@@ -46,5 +51,6 @@ def check(request: HttpRequest, slug: str, name: str, server: str) -> CheckOut:
         milliseconds=result.milliseconds,
         reason=result.reason,
         incident=result.incident,
+        cause=result.cause if actor.operator else None,
         tools=[tool["name"] for tool in result.tools],
     )

@@ -26,11 +26,15 @@ def write_connection(
     milliseconds: int,
     reason: str,
     definitions: list[dict[str, Any]],
+    incident: str = "",
+    cause: str = "",
 ) -> None:
-    """How a connection (or an admin's check) went: ok or the classified reason and the
-    tools offered, shown as the server's status; and the offer recorded for pinning
-    (unless pinning is off)."""
-    server_status.save_result(server_id, ok, milliseconds, reason, definitions)
+    """How a connection (or an admin's check) went: ok or the classified reason (with its
+    incident and the admin's cause) and the tools offered, shown as the server's status;
+    and the offer recorded for pinning (unless pinning is off)."""
+    server_status.save_result(
+        server_id, ok, milliseconds, reason, definitions, incident=incident, cause=cause
+    )
     if ok and pinning != OFF:
         server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
         if server is not None:
@@ -48,9 +52,21 @@ def record_check(
     milliseconds: int,
     reason: str,
     definitions: list[dict[str, Any]],
+    incident: str = "",
+    cause: str = "",
 ) -> None:
     """An admin's check, recorded as a connect is."""
-    write_connection(server.pk, server.pinning, fingerprint, ok, milliseconds, reason, definitions)
+    write_connection(
+        server.pk,
+        server.pinning,
+        fingerprint,
+        ok,
+        milliseconds,
+        reason,
+        definitions,
+        incident,
+        cause,
+    )
 
 
 def _touch_key(key_id: int, when: float) -> None:

@@ -64,7 +64,9 @@ class Connection:
         self.digests: dict[str, str] = {}
         self.error: str | None = None  # the client's phrase
         self.incident: str | None = None  # the log line that tells the rest
+        self.failure: failures.Story | None = None  # for the admin's cause (`causes`)
         self._failure_detail = ""
+        self._failure_error: BaseException | None = None
         self._redact = Redactor()
         self._stderr: StderrPipe | None = None
         self._stream_ended = False
@@ -148,6 +150,7 @@ class Connection:
                     self._timeout_phrase(phase),
                     f"{phase}: no answer within {self.connect_timeout:g}s",
                 )
+                self._failure_error = TimeoutError(phase)
         except Exception as exc:  # any failure to connect is reported, never raised
             if not self._ready.is_set():
                 exit_code = stderr.exit_code if stderr else None
@@ -156,6 +159,7 @@ class Connection:
                         exc, remote=not self.server.is_stdio, phase=phase, exit_code=exit_code
                     )
                 )
+                self._failure_error = failures.first_leaf(exc)
             else:
                 logger.warning("[%s] connection ended: %s", self.label, self._redact(repr(exc)))
         finally:
@@ -163,14 +167,22 @@ class Connection:
             if stderr:
                 stderr.close()
             if self.error and not self._ready.is_set():
+                tail = tuple(stderr.tail) if stderr else ()
                 incident = failures.report(
                     self.label,
                     self.error,
                     self._failure_detail,
-                    stderr_tail=stderr.tail if stderr else (),
+                    stderr_tail=tail,
                     redact=self._redact,
                 )
                 self.incident = incident.id
+                self.failure = failures.Story(
+                    self.error,
+                    incident.id,
+                    self._redact(self._failure_detail),
+                    tuple(line for line in tail if line),  # redacted as they were read
+                    self._failure_error,
+                )
                 self.health.failed(self.error)
                 metrics.downstream_failed_to_start(self.ref)
             if connected:

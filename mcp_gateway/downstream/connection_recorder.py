@@ -1,6 +1,6 @@
 """Records how each new downstream connection went, off the request path: ok or the
-classified reason, the connect time and the tools offered (the server's status in the
-admin), and what it offers for pinning.
+classified reason (its incident, and the admin's cause: `causes`), the connect time and the
+tools offered (the server's status in the admin), and what it offers for pinning.
 
 Once per connection the pool starts (never per call): a small task waits for the connect
 to finish and hands the record to `record` (the gateway gives `database.records`'
@@ -17,12 +17,16 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp_gateway.downstream.causes import explain
 from mcp_gateway.downstream.connection import Connection
 
 logger = logging.getLogger("workbench.status")
 
-# (server id, pinning policy, fingerprint, ok, milliseconds, reason, definitions)
-RecordConnection = Callable[[int, str, str, bool, int, str, list[dict[str, Any]]], Awaitable[None]]
+# (server id, pinning policy, fingerprint, ok, milliseconds, reason, definitions, incident,
+# the admin's cause)
+RecordConnection = Callable[
+    [int, str, str, bool, int, str, list[dict[str, Any]], str, str], Awaitable[None]
+]
 
 
 async def record_connection(conn: Connection, record: RecordConnection) -> None:
@@ -35,6 +39,8 @@ async def record_connection(conn: Connection, record: RecordConnection) -> None:
     milliseconds = round((time.monotonic() - started) * 1000)
     ok = conn.error is None
     try:
+        story = conn.failure
+        cause = await explain(server, story) if story is not None else ""
         await record(
             server.server_id,
             server.pins.policy,
@@ -43,6 +49,8 @@ async def record_connection(conn: Connection, record: RecordConnection) -> None:
             milliseconds,
             conn.error or "",
             conn.definitions if ok else [],
+            conn.incident or "",
+            cause,
         )
     except Exception:  # a record lost is written by the next connection
         logger.exception("[%s] could not record the connection", conn.label)

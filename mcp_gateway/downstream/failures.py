@@ -1,5 +1,7 @@
 """Why a downstream failed, in two voices: a short classified phrase for the client, and
-the full reason for the operator's log, joined by an incident id.
+the full reason for the operator's log, joined by an incident id. A failed connect also
+keeps its story (`Story`: the detail and the stderr tail, redacted) for the admin's cause
+(`causes`), recorded with the server's last check; never for a client.
 
 The client's phrase never holds downstream stderr, expanded `${VAR}` values or raw
 network errors: a remote URL must not become a port scanner, nor a server's stderr a way
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -69,6 +71,19 @@ class Incident:
 
     phrase: str
     id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    """A failed connect as the admin may read it: the client's phrase and incident, the
+    log's detail and the stderr tail (the server's secret values redacted), and the
+    failure itself (its type tells an egress refusal, say)."""
+
+    phrase: str
+    incident: str
+    detail: str
+    stderr_tail: tuple[str, ...] = ()
+    error: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 def report(

@@ -35,6 +35,7 @@ class CheckResult:
     reason: str = ""  # the classified phrase a client would read
     incident: str | None = None
     stderr_tail: tuple[str, ...] = ()  # redacted; for admins only
+    cause: str = ""  # what happened and what to change (`downstream.causes`); admins only
 
 
 def _limits() -> tuple[float, int]:
@@ -51,6 +52,7 @@ async def check_server(
 ) -> CheckResult:
     # Imported here: the admin imports this module, and every manage.py command loads the
     # admin; the SDK (a second of start-up) is loaded by the first check instead.
+    from mcp_gateway.downstream.causes import explain
     from mcp_gateway.downstream.connection import Connection
 
     default_timeout, default_bytes = _limits()
@@ -66,10 +68,12 @@ async def check_server(
         await conn.wait_ready()
         milliseconds = round((time.monotonic() - started) * 1000)
         conn.stop()
-    pipe = getattr(conn, "_stderr", None)  # the connection's own stderr pipe, if stdio
-    tail = tuple(pipe.tail) if pipe is not None else ()
-    if conn.error:
-        return CheckResult(False, milliseconds, [], conn.error, conn.incident, tail)
+    story = conn.failure
+    if conn.error and story is not None:
+        cause = await explain(server, story)
+        return CheckResult(
+            False, milliseconds, [], story.phrase, story.incident, story.stderr_tail, cause
+        )
     return CheckResult(True, milliseconds, conn.definitions)
 
 
@@ -100,5 +104,7 @@ def check_servers(servers: Sequence[Server]) -> list[CheckResult]:
             result.milliseconds,
             result.reason,
             result.tools,
+            result.incident or "",
+            result.cause,
         )
     return done

@@ -197,6 +197,26 @@ def exposition() -> bytes:
     return generate_latest(registry)
 
 
+def live_downstream() -> dict[ServerRef, int]:
+    """Live downstream connections by server, as a scrape would add them up: every worker
+    of this host in multiprocess mode, else this process (the admin's dashboard)."""
+    if _multiprocess_dir:
+        registry = CollectorRegistry()
+        families = multiprocess.MultiProcessCollector(registry, path=_multiprocess_dir).collect()
+    else:
+        families = metrics().live.collect()
+    found: dict[ServerRef, int] = {}
+    for family in families:
+        if family.name != "workbench_downstream_connections":
+            continue
+        for sample in family.samples:
+            labels = sample.labels
+            ref = ServerRef(labels["tenant"], labels["toolbox"], labels["server"])
+            if sample.value >= 1:
+                found[ref] = found.get(ref, 0) + int(sample.value)
+    return found
+
+
 def _process_exiting() -> None:
     """This worker's live gauges stop counting (its connections are gone)."""
     if _multiprocess_dir:

@@ -140,9 +140,10 @@ class ServerForm(SecretMapsForm):
         super().__init__(*args, **kwargs)
         if "tool_filters" in self.fields and self.instance.pk is not None:
             known = server_status.offered_names(self.instance) is not None
-            self.fields["tool_filters"].widget.offered = (
-                list(self.instance.last_check_tools or []) if known else None
-            )
+            widget = self.fields["tool_filters"].widget
+            widget.offered = list(self.instance.last_check_tools or []) if known else None
+            if self.instance.last_check_ok is False:
+                widget.failed_reason = self.instance.last_check_reason
         for field in self.fields.values():  # the help is said once, above the fields
             field.help_text = ""
         self._setup_parameters()

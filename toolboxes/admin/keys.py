@@ -220,6 +220,10 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
             **(extra_context or {}),
             "key_sees": sees_context(api_key),
             "handoff_url": reverse("admin:toolboxes_apikey_handoff", args=[api_key.pk]),
+            "usage_url": reverse("admin:calls_callrecord_usage")
+            + f"?tenant={api_key.tenant_id}&key={api_key.pk}",
+            "calls_url": reverse("admin:calls_callrecord_changelist")
+            + f"?opens=all&key__id__exact={api_key.pk}",
         }
         return super().change_view(request, object_id, form_url, extra)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import F, QuerySet
+from django.db.models import Case, F, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
 
@@ -29,7 +29,7 @@ class StatusFilter(admin.SimpleListFilter):
         if value == "rejected":
             return pins.held(queryset).filter(offered_hash=F("rejected_hash"))
         if value == "held":
-            return pins.held(queryset).exclude(offered_hash=F("rejected_hash"))
+            return pins.waiting(queryset)
         return queryset
 
 
@@ -41,8 +41,8 @@ class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
     tenant_path = "server__toolbox__tenant"
     members_may = frozenset({"change"})  # deciding; a server offers its tools, none typed in
     change_form_template = "admin/toolboxes/toolpin/change_form.html"
-    list_display = ["name", "server", "toolbox", "tenant", "status", "offered_at", "decided_at"]
-    list_filter = [StatusFilter, "server__toolbox__tenant", "server"]
+    list_display = ["name", "where", "state", "offered_at", "decided_at"]
+    list_filter = [StatusFilter, "server__toolbox__tenant", "server__toolbox", "server"]
     list_select_related = ["server__toolbox__tenant"]
     search_fields = ["name", "server__name", "server__toolbox__name"]
     actions = ["approve_selected", "reject_selected"]
@@ -52,19 +52,44 @@ class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[ToolPin]:
         return super().get_queryset(request).select_related("server__toolbox__tenant")
 
+    def get_ordering(self, request: HttpRequest) -> list[Any]:
+        """Held tools first (waiting, then rejected, then approved): they are why an admin
+        comes to this list."""
+        rank = Case(
+            When(offered_hash=F("approved_hash"), then=Value(2)),
+            When(offered_hash=F("rejected_hash"), then=Value(1)),
+            default=Value(0),
+        )
+        return [
+            rank.asc(),
+            "server__toolbox__tenant__slug",
+            "server__toolbox__name",
+            "server__name",
+            "name",
+        ]
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a server offers its tools; nobody types them in
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    @admin.display(description="toolbox")
-    def toolbox(self, obj: ToolPin) -> str:
-        return obj.server.toolbox.name
+    class Media:
+        css = {"all": ["toolboxes/server_form.css"]}
 
-    @admin.display(description="tenant")
-    def tenant(self, obj: ToolPin) -> str:
-        return obj.server.toolbox.tenant.slug
+    @admin.display(description="server", ordering="server__toolbox__tenant__slug")
+    def where(self, obj: ToolPin) -> str:
+        """tenant/toolbox/server, in one column."""
+        toolbox = obj.server.toolbox
+        return f"{toolbox.tenant.slug}/{toolbox.name}/{obj.server.name}"
+
+    @admin.display(description="status")
+    def state(self, obj: ToolPin) -> str:
+        """Its status, a held one as a badge: what the admin comes for."""
+        status = obj.status
+        if status.startswith("held"):
+            return format_html('<span class="wb-held-badge">{}</span>', status)
+        return status
 
     @admin.display(description="changes")
     def diff(self, obj: ToolPin) -> str:

@@ -24,12 +24,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scope import AdminMixin
+from accounts.roles import is_operator
 from mcp_gateway import CheckResult
 from toolboxes import server_status
 from toolboxes.admin import background_checks
 from toolboxes.admin.pages import object_for, object_view_url, page
 from toolboxes.models import Server
-from toolboxes.pins import held
 
 MAX_CHECKS_AT_ONCE = 25  # a list action starts this many checks at most
 STATUS_SCRIPT = "toolboxes/server_status.js"
@@ -101,11 +101,48 @@ def _annotations(tool: dict[str, Any]) -> str:
     return ", ".join(f"{name}: {json.dumps(value)}" for name, value in annotations)
 
 
-def result_context(server: Server) -> dict[str, Any]:
+def held_url(server: Server) -> str:
+    return (
+        reverse("admin:toolboxes_toolpin_changelist")
+        + f"?server__id__exact={server.pk}&status=held"
+    )
+
+
+def held_badge(server: Server) -> str:
+    """ "2 held", linked to those tools' list, for a server whose tools wait for an admin."""
+    found = server_status.held_of(server)
+    if not found.waiting:
+        return ""
+    return format_html(
+        '<a class="wb-held-badge" href="{}" title="tool definitions waiting for an admin">'
+        "{} held</a>",
+        held_url(server),
+        found.waiting,
+    )
+
+
+def stored_result(server: Server) -> CheckResult | None:
+    """The last check as the server's row keeps it (its status): a failure's reason,
+    incident and cause, once the background check's own outcome is gone."""
+    if server.last_check_ok is not False:
+        return None
+    return CheckResult(
+        False,
+        server.last_check_ms or 0,
+        reason=server.last_check_reason,
+        incident=server.last_check_incident or None,
+        cause=server.last_check_cause,
+    )
+
+
+def result_context(server: Server, request: HttpRequest) -> dict[str, Any]:
     """What the check page shows of the last check: the background check's outcome while
-    it is kept (`background_checks.last_result`), else the stored status and tools."""
-    result = background_checks.last_result(server)
-    if result is not None:
+    it is kept (`background_checks.last_result`), else the stored status and tools. The
+    cause of a failure (what happened, what to change) is for operators: it may name the
+    command, a host's address, the gateway's settings."""
+    kept = background_checks.last_result(server)
+    result = kept or stored_result(server)
+    if result is not None and result.ok:
         tools = result.tools
     else:
         tools = list(server.last_check_tools or []) if server.last_check_ok else []
@@ -113,6 +150,8 @@ def result_context(server: Server) -> dict[str, Any]:
     return {
         "server": server,
         "result": result,
+        "stored": kept is None,  # the row's status: no stderr tail kept with it
+        "cause": result.cause if result is not None and is_operator(request.user) else "",
         "summary": checked_line(server, result) if result else "",
         "status": server_status.status_text(server),
         "tools": [
@@ -120,9 +159,8 @@ def result_context(server: Server) -> dict[str, Any]:
             for tool in tools
         ],
         "missing": server_status.filter_warning(missing) if missing else "",
-        "held_count": held().filter(server=server).count(),
-        "held_url": reverse("admin:toolboxes_toolpin_changelist")
-        + f"?server__id__exact={server.pk}&status=held",
+        "held_count": server_status.held_of(server).waiting,
+        "held_url": held_url(server),
     }
 
 
@@ -139,6 +177,33 @@ def check_status_plain(obj: Server | None) -> str:
     if obj is None or obj.pk is None:
         return "—"
     return status_html(obj)
+
+
+@admin.display(description="cause")
+def check_cause(obj: Server | None) -> str:
+    """A failing server's cause, for operators (the server page's fieldsets): what
+    happened and what to change, beyond the phrase clients read."""
+    if obj is None or obj.last_check_ok is not False:
+        return "—"
+    return format_html(
+        '<pre class="wb-cause" id="check-cause">{}</pre>', obj.last_check_cause or "—"
+    )
+
+
+def filters_html(server: Server, compact: bool = False) -> str:
+    """The tools a toolbox exposes of its server, and a filter naming one it does not offer
+    (`compact`: in a word, the sentence in its title)."""
+    chosen = server.tool_filters or []
+    shown = "all" if "*" in chosen else (", ".join(chosen) or "none")
+    missing = server_status.missing_filters(server)
+    if not missing:
+        return shown
+    warning = server_status.filter_warning(missing)
+    if compact:
+        return format_html(
+            '{} <span class="wb-warning" title="{}">⚠ not offered</span>', shown, warning
+        )
+    return format_html('{} <span class="wb-warning">⚠ {}</span>', shown, warning)
 
 
 def say_refused(model_admin: admin.ModelAdmin, request: HttpRequest, servers: list[Server]) -> None:
@@ -158,21 +223,16 @@ class ServerChecks(AdminMixin):
 
     @admin.display(description="last check")
     def status(self, obj: Server) -> str:
-        return status_html(obj)
+        """Its status, and a badge when some of its tools wait for an admin."""
+        return format_html("{} {}", status_html(obj), held_badge(obj))
 
-    @admin.display(description="tools exposed")
+    @admin.display(description="tools")
     def filters(self, obj: Server) -> str:
-        chosen = obj.tool_filters or []
-        shown = "all" if "*" in chosen else (", ".join(chosen) or "none")
-        missing = server_status.missing_filters(obj)
-        if not missing:
-            return shown
-        return format_html(
-            '{} <span class="wb-warning">⚠ {}</span>', shown, server_status.filter_warning(missing)
-        )
+        return filters_html(obj)
 
     check_status = staticmethod(check_status)
     check_status_plain = staticmethod(check_status_plain)
+    check_cause = staticmethod(check_cause)
 
     def check_in_background(self, request: HttpRequest, servers: list[Server]) -> list[Server]:
         """Start each server's check; say which the full queue refused. The started ones."""
@@ -219,7 +279,7 @@ class ServerChecks(AdminMixin):
             request,
             "admin/toolboxes/server/check.html",
             f"Check {server.toolbox}/{server.name}",
-            **result_context(server),
+            **result_context(server, request),
             checking=bool(background_checks.checking_since([server.pk])),
             status_span=status_html(server, result_target="check-result"),
             change_url=reverse("admin:toolboxes_server_change", args=[server.pk]),
@@ -241,6 +301,6 @@ class ServerChecks(AdminMixin):
             and self.has_change_permission(request, server)
         ):
             answer["result_html"] = render_to_string(
-                RESULT_TEMPLATE, result_context(server), request=request
+                RESULT_TEMPLATE, result_context(server, request), request=request
             )
         return JsonResponse(answer)  # not cached: admin_view's never_cache

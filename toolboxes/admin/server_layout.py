@@ -132,7 +132,11 @@ class ServerLayout(AdminMixin):
         status: str | None = "check_status" if may_check else "check_status_plain"
         if obj is None and not inline:
             status = None  # an add form: nothing to check yet
-        fieldsets = server_fieldsets(is_operator(request.user), status, self.head, inline=inline)
+        operator = is_operator(request.user)
+        fieldsets = server_fieldsets(operator, status, self.head, inline=inline)
+        if operator and not inline and obj is not None and obj.last_check_ok is False:
+            first = fieldsets[0][1]["fields"]
+            first.insert(len(self.head) + 1, "check_cause")  # under its status
         if self.tail:
             fieldsets.append((None, {"fields": self.tail}))
         return fieldsets

@@ -8,15 +8,16 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, Func, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.http import urlencode
 
 from accounts.admin_scope import TenantScoped
 from accounts.roles import is_operator
 from kernel.masking import masked
-from toolboxes import server_status
+from toolboxes import pins, server_status
 from toolboxes.admin import background_checks
 from toolboxes.admin.forms import ServerForm, TenantServerForm
 from toolboxes.admin.pages import object_for, object_view_url, page
@@ -29,6 +30,8 @@ from toolboxes.admin.server_checks import (
 )
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.models import Server, Toolbox
+
+SHORT_TRANSPORTS = {"stdio": "stdio", "streamable-http": "HTTP", "sse": "SSE"}
 
 
 def warn_missing_filters(
@@ -43,10 +46,15 @@ def warn_missing_filters(
 
 
 class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
+    """A toolbox's servers: a line each (what it runs, its last check, held tools, tools
+    exposed), its form folded under it: a toolbox of several servers stays short, and is
+    still edited and saved in one form (its server's own page has every field's help)."""
+
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers", "oauth_client")
     model = Server
     form = ServerForm
+    template = "admin/toolboxes/toolbox/servers_inline.html"
     extra = 0
     ordering = ["position", "id"]
     show_change_link = True
@@ -61,6 +69,10 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     check_status = staticmethod(check_status)
     check_status_plain = staticmethod(check_status_plain)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
+        servers = super().get_queryset(request).select_related("catalog_entry")
+        return server_status.with_held(servers)
+
     def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
         if not is_operator(request.user):
             kwargs["form"] = TenantServerForm
@@ -69,7 +81,7 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
 
 @admin.register(Toolbox)
 class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
-    list_display = ["name", "tenant", "description", "server_count", "updated_at"]
+    list_display = ["name", "tenant", "description", "server_count", "held", "updated_at"]
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
     search_fields = ["name", "description", "tenant__slug", "tenant__name"]
@@ -78,11 +90,39 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
     formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2})}}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Toolbox]:
-        return super().get_queryset(request).annotate(server_total=Count("servers"))
+        waiting = (
+            pins.waiting()
+            .filter(server__toolbox=OuterRef("pk"))
+            .order_by()
+            .values("server__toolbox")
+            .annotate(n=Func(F("pk"), function="COUNT"))
+            .values("n")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(server_total=Count("servers"), held_total=Subquery(waiting))
+        )
 
     @admin.display(description="servers", ordering="server_total")
     def server_count(self, obj: Toolbox) -> int:
         return obj.server_total
+
+    @admin.display(description="held", ordering="held_total")
+    def held(self, obj: Toolbox) -> str:
+        """Its servers' tools waiting for an admin, as a badge linked to them."""
+        if not obj.held_total:
+            return ""
+        query = urlencode({"server__toolbox__id__exact": obj.pk, "status": "held"})
+        return format_html(
+            '<a class="wb-held-badge" href="{}?{}">{} held</a>',
+            reverse("admin:toolboxes_toolpin_changelist"),
+            query,
+            obj.held_total,
+        )
+
+    class Media:
+        css = {"all": [STATUS_CSS]}
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)
@@ -97,7 +137,7 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
     secret_fields = ("env", "headers", "oauth_client")
     form = ServerForm
-    list_display = ["name", "toolbox", "transport", "enabled", "status", "filters", "secrets"]
+    list_display = ["name", "toolbox", "kind", "on", "status", "filters", "secrets"]
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]
     list_select_related = ["toolbox__tenant"]
     search_fields = ["name", "toolbox__name", "toolbox__tenant__slug", "command", "url"]
@@ -107,6 +147,7 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
         "updated_at",
         "check_status",
         "check_status_plain",
+        "check_cause",
         "runs",
     ]
     head = ["toolbox"]
@@ -114,6 +155,9 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
 
     parameter_values = staticmethod(parameter_values)
     runs = staticmethod(runs)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
+        return server_status.with_held(super().get_queryset(request))
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -128,8 +172,18 @@ class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
         if not change or form.has_changed():
             background_checks.start_after_commit([obj.pk])
 
-    @admin.display(description="env and headers")
+    @admin.display(description="on", boolean=True, ordering="enabled")
+    def on(self, obj: Server) -> bool:
+        return obj.enabled
+
+    @admin.display(description="transport", ordering="transport")
+    def kind(self, obj: Server) -> str:
+        """The transport in a word: the list has more to show than its long names."""
+        return SHORT_TRANSPORTS.get(obj.transport, obj.transport)
+
+    @admin.display(description="secrets")
     def secrets(self, obj: Server) -> str:
+        """Its env and header names, values masked."""
         return masked({**(obj.env or {}), **(obj.headers or {})})
 
     @admin.display(description="secrets")

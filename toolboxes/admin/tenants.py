@@ -88,10 +88,15 @@ class TenantAdmin(TenantScoped, admin.ModelAdmin):
             return "—"
         add_key = reverse("admin:toolboxes_apikey_add") + f"?tenant={obj.pk}"
         add_toolbox = reverse("admin:toolboxes_toolbox_add") + f"?tenant={obj.pk}"
+        usage = reverse("admin:calls_callrecord_usage") + f"?tenant={obj.pk}"
+        calls = reverse("admin:calls_callrecord_changelist") + f"?tenant__id__exact={obj.pk}"
         return format_html(
-            '<a href="{}">Create an API key</a> · <a href="{}">Add a toolbox</a> · {} · {}',
+            '<a href="{}">Create an API key</a> · <a href="{}">Add a toolbox</a> · {} · {} · '
+            '<a href="{}" id="tenant-usage">Usage</a> · <a href="{}">Call log</a>',
             add_key,
             add_toolbox,
             _changelist_link("toolbox", "All toolboxes", tenant__id__exact=obj.pk),
             _changelist_link("apikey", "All keys", tenant__id__exact=obj.pk),
+            usage,
+            calls,
         )

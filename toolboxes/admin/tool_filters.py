@@ -17,6 +17,10 @@ from toolboxes.admin.widgets import INVALID_JSON
 from toolboxes.server_status import filter_warning
 
 ALL_TOOLS = "*"
+NOT_CHECKED_NOTE = "The server has not been checked yet: check it to list its tools, or type names."
+FAILED_NOTE = (
+    "Its tools are not known: its last check failed ({}). Check it again once fixed, or type names."
+)
 
 
 class ToolChoices(forms.Widget):
@@ -26,6 +30,7 @@ class ToolChoices(forms.Widget):
     def __init__(self, attrs: dict[str, Any] | None = None) -> None:
         super().__init__(attrs)
         self.offered: list[dict[str, Any]] | None = None  # None: never discovered
+        self.failed_reason = ""  # never discovered: its last check failed for this reason
 
     def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
         if f"{name}__present" not in data:
@@ -70,11 +75,11 @@ class ToolChoices(forms.Widget):
             )
             items.append(self._box(name, item, True, label, "wb-tool wb-missing"))
         typed = "" if self.offered is not None else " ".join(unknown)
-        note = (
-            "The server has not been checked yet: check it to list its tools, or type names."
-            if self.offered is None
-            else "Other tool names:"
-        )
+        note = "Other tool names:"
+        if self.offered is None:
+            note = NOT_CHECKED_NOTE
+            if self.failed_reason:
+                note = FAILED_NOTE.format(self.failed_reason)
         # One line above the ticks (the unticked names are marked among them too).
         warning = (
             format_html(

@@ -127,6 +127,10 @@ class Server(SandboxSettings, SignInSettings):
     last_check_at = models.DateTimeField("last checked", null=True, editable=False)
     last_check_ms = models.PositiveIntegerField("connect time (ms)", null=True, editable=False)
     last_check_reason = models.CharField(max_length=1000, blank=True, editable=False)
+    # A failure's incident (the gateway's log line) and what the admin is told of it beyond
+    # the client's phrase: what happened and what to change (`mcp_gateway`'s causes).
+    last_check_incident = models.CharField("incident id", max_length=40, blank=True, editable=False)
+    last_check_cause = models.TextField("cause", blank=True, editable=False)
     last_check_tools = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

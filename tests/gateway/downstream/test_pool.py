@@ -49,12 +49,14 @@ async def test_callers_waiting_together_share_one_connection_and_one_record():
         with anyio.fail_after(10):
             while not records:
                 await anyio.sleep(0.01)
-    [(server_id, pinning, fp, ok, _ms, reason, definitions)] = records
-    assert (server_id, pinning, fp, ok, reason) == (
+    [(server_id, pinning, fp, ok, _ms, reason, definitions, incident, cause)] = records
+    assert (server_id, pinning, fp, ok, reason, incident, cause) == (
         7,
         server.pins.policy,
         server.fingerprint,
         True,
+        "",
+        "",
         "",
     )
     assert definitions is found[0].definitions  # built once, by the connection

@@ -136,12 +136,22 @@ def test_a_failing_check_gives_the_reason_and_the_stderr_tail(admin_client, brok
     ended()
     html = admin_client.get(check_url(broken)).content.decode()
     broken.refresh_from_db()
-    reason = broken.last_check_reason
+    reason, incident = broken.last_check_reason, broken.last_check_incident
     assert broken.last_check_ok is False and reason.startswith(EXITED)
+    assert re.fullmatch(r"[0-9a-f]{12}", incident)
     assert f"Server dev/broken: could not connect: {reason}." in html
+    assert f'id="check-incident">Incident <code>{incident}</code>' in html
     assert 'id="check-stderr">no config file here' in html
+    # The operator's cause: what happened, in the log's words, and the end of stderr.
+    assert broken.last_check_cause == (
+        "MCPError: Connection closed (at initialize)\nstderr (its last lines): no config file here"
+    )
+    cause = '<pre class="wb-cause" id="check-cause">MCPError: Connection closed (at initialize)'
+    assert cause in html
     listing = admin_client.get(reverse("admin:toolboxes_server_changelist")).content.decode()
-    assert f"failing: {reason} (0 minutes ago)" in listing
+    assert f"failing: {reason} (0 minutes ago; incident {incident})" in listing
+    page = admin_client.get(reverse("admin:toolboxes_server_change", args=[broken.pk]))
+    assert cause in page.content.decode()
     failing = admin_client.get(
         reverse("admin:toolboxes_server_changelist") + "?last_check_ok__exact=0"
     )
@@ -164,7 +174,9 @@ def test_the_list_action_checks_each_selected_server(admin_client, fixture, brok
     ended()
     listing = admin_client.get(reverse("admin:toolboxes_server_changelist")).content.decode()
     broken.refresh_from_db()
-    assert f"failing: {broken.last_check_reason} (0 minutes ago)" in listing
+    incident = broken.last_check_incident
+    failing = f"failing: {broken.last_check_reason} (0 minutes ago; incident {incident})"
+    assert failing in listing
     assert re.search(r"ok: \d+ tools in \d+ ms, 0 minutes ago", listing)
 
 
@@ -315,3 +327,9 @@ async def test_the_gateways_own_connects_update_the_status(gateway_with_a_broken
     assert opened["_errors"] == [
         f"Failed to connect to server 'broken' in toolbox 'dev': {found['broken'][1]}"
     ]
+    # The admin's side of the same failure: its incident and its cause, recorded too.
+    broken = await Server.objects.aget(name="broken")
+    assert re.fullmatch(r"[0-9a-f]{12}", broken.last_check_incident)
+    assert broken.last_check_cause.endswith("\nstderr (its last lines): no config file here")
+    fixture = await Server.objects.aget(name="fixture")
+    assert (fixture.last_check_incident, fixture.last_check_cause) == ("", "")

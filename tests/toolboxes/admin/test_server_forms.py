@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from toolboxes.admin.server_layout import HELP_COMMAND, HELP_TOOLS
 from toolboxes.models import Server, Tenant, Toolbox
@@ -201,6 +202,22 @@ def test_a_server_never_checked_takes_typed_names(admin_client, toolbox):
     server.refresh_from_db()
     assert server.tool_filters == ["a", "b", "c"]
     assert TYPO_WARNING not in admin_client.get(change(server)).content.decode()
+
+
+def test_a_server_whose_check_failed_says_so_where_its_tools_would_be(admin_client, toolbox):
+    """Not "not checked yet" (issue 37): its last check's reason, and what to do."""
+    server = Server.objects.create(toolbox=toolbox, name="broken", command="uvx")
+    Server.objects.filter(pk=server.pk).update(
+        last_check_ok=False,
+        last_check_at=timezone.now(),
+        last_check_reason="the command was not found",
+    )
+    html = admin_client.get(change(server)).content.decode()
+    assert "not been checked yet" not in html
+    assert (
+        "Its tools are not known: its last check failed (the command was not found). "
+        "Check it again once fixed, or type names."
+    ) in html
 
 
 def test_fields_are_grouped_by_transport_and_the_help_said_once(admin_client, server):

@@ -1,0 +1,169 @@
+"""A check that fails tells the admin what to act on (issue 37): the client's classified
+phrase stays as it was, and beside it the incident id and, for operators, the cause: an
+address the egress policy refuses with the setting that allows it, a command not found by
+name, a package registry the sandbox's network refuses, the stderr tail redacted. Recorded
+with the server's last check: the server's page and the API's check and server show it."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import anyio
+import pytest
+from django.urls import reverse
+
+from mcp_gateway.downstream import causes, failures
+from mcp_gateway.downstream.egress import EgressRefused
+from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
+from mcp_gateway.snapshots.servers import ServerConfig
+from tests.accounts.conftest import acme, as_user, globex, people  # noqa: F401
+from tests.api.conftest import api, tokens  # noqa: F401
+from toolboxes.models import Server
+
+INCIDENT = re.compile(r"[0-9a-f]{12}")
+PATH = "/tenants/acme/toolboxes/acme-tools/servers/{}/check"
+
+
+def make(acme, name: str, **fields) -> Server:  # noqa: F811
+    server = Server(toolbox=acme.toolbox, name=name, position=7, **fields)
+    server.full_clean()
+    server.save()
+    return server
+
+
+def test_a_refused_address_names_the_setting_that_allows_it(api, acme, settings):  # noqa: F811
+    settings.WORKBENCH_EGRESS_ALLOW = []
+    make(acme, "local", transport="streamable-http", url="http://127.0.0.1:9/mcp")
+    result = api("operator")("POST", PATH.format("local")).json()
+    # The client's phrase, as /mcp says it (tests/e2e/test_egress.py): nothing more.
+    assert result["reason"] == "the server could not be reached"
+    assert INCIDENT.fullmatch(result["incident"])
+    assert result["cause"] == (
+        "egress refused: 127.0.0.1 resolves to 127.0.0.1 (loopback) (while starting)\n"
+        "The egress policy refuses loopback addresses: remote servers reach public addresses "
+        "only. WORKBENCH_EGRESS_ALLOW=127.0.0.1/32 allows it; then restart the gateway: it "
+        "reads its settings when it starts."
+    )
+    # Recorded with the server's last check: the API's server, the admin's pages.
+    shown = api("operator")("GET", PATH.format("local").removesuffix("/check")).json()
+    assert shown["last_check_incident"] == result["incident"]
+    assert shown["last_check_cause"] == result["cause"]
+    # A tenant's admin may check: the phrase and incident, not the cause (it names the
+    # gateway's settings and the addresses behind a URL).
+    own = api("acme_admin")("POST", PATH.format("local")).json()
+    assert own["reason"] == "the server could not be reached" and own["cause"] is None
+    assert INCIDENT.fullmatch(own["incident"])
+    assert (
+        api("acme_admin")("GET", PATH.format("local").removesuffix("/check")).json()[
+            "last_check_cause"
+        ]
+        is None
+    )
+
+
+def test_the_server_page_shows_the_incident_and_the_cause_to_operators(as_user, acme, settings):  # noqa: F811
+    settings.WORKBENCH_EGRESS_ALLOW = []
+    server = make(acme, "local", transport="streamable-http", url="http://127.0.0.1:9/mcp")
+    from mcp_gateway import check_servers
+
+    [result] = check_servers([Server.objects.select_related("toolbox__tenant").get(pk=server.pk)])
+    change = reverse("admin:toolboxes_server_change", args=[server.pk])
+    listing = reverse("admin:toolboxes_server_changelist")
+    status = f"failing: the server could not be reached (0 minutes ago; incident {result.incident})"
+    operator = as_user("operator").get(change).content.decode()
+    assert status in operator
+    assert '<pre class="wb-cause" id="check-cause">egress refused: 127.0.0.1' in operator
+    assert "WORKBENCH_EGRESS_ALLOW=127.0.0.1/32" in operator
+    admin = as_user("acme_admin").get(change).content.decode()
+    assert status in admin and "wb-cause" not in admin
+    assert status in as_user("acme_admin").get(listing).content.decode()
+    # The check page, from the server's row once no background check's outcome is kept.
+    check = reverse("admin:toolboxes_server_check", args=[server.pk])
+    page = as_user("operator").get(check).content.decode()
+    summary = "Server acme-tools/local: could not connect: the server could not be reached."
+    assert summary in page
+    assert f'id="check-incident">Incident <code>{result.incident}</code>' in page
+    assert '<pre class="wb-cause" id="check-cause">egress refused: 127.0.0.1' in page
+    theirs = as_user("acme_admin").get(check).content.decode()
+    assert summary in theirs and result.incident in theirs and "check-cause" not in theirs
+
+
+def test_a_refused_host_name_is_allowed_by_its_name_or_its_address():
+    server = ServerConfig(name="issues", transport="streamable-http", url="http://localhost:9/")
+    detail = "start: egress refused: localhost resolves to ::1 (loopback)"
+    story = failures.Story(
+        failures.UNREACHABLE, "0123456789ab", detail, (), EgressRefused("localhost ...")
+    )
+    assert anyio.run(causes.explain, server, story).split("\n") == [
+        "egress refused: localhost resolves to ::1 (loopback) (while starting)",
+        "The egress policy refuses loopback addresses: remote servers reach public addresses "
+        "only. WORKBENCH_EGRESS_ALLOW=localhost (the name) or ::1/128 (its address) allows it; "
+        "then restart the gateway: it reads its settings when it starts.",
+    ]
+
+
+def test_a_command_not_found_is_named(api, acme):  # noqa: F811
+    make(acme, "missing", command="mcp-server-nowhere-1", args=["--flag"])
+    result = api("operator")("POST", PATH.format("missing")).json()
+    assert result["reason"] == "the command was not found"  # what a client reads
+    first, second, third = result["cause"].split("\n")
+    assert first == "ExpansionError: command not found: mcp-server-nowhere-1 (while starting)"
+    assert second.startswith(
+        "The command 'mcp-server-nowhere-1' was not found: it is not on the PATH the server "
+        "is given ("
+    )
+    assert second.endswith("). Install it on the gateway's host, or give its full path.")
+    assert third == "The server wrote nothing to stderr."
+
+
+def test_the_stderr_tail_is_redacted_in_the_cause(api, acme):  # noqa: F811
+    secret = "tok-cause-secret-1"
+    script = f"import sys; print('token is {secret}', file=sys.stderr); sys.exit(3)"
+    make(acme, "leaky", command=sys.executable, args=["-c", script], env={"TOKEN": secret})
+    result = api("operator")("POST", PATH.format("leaky")).json()
+    assert result["reason"] == "the server exited during start-up (exit code 3)"
+    assert result["cause"].endswith("\nstderr (its last lines): token is [redacted]")
+    assert secret not in Server.objects.get(name="leaky").last_check_cause
+
+
+@pytest.fixture
+def sandboxed(monkeypatch):
+    """The sandbox's network on, whatever this machine's WORKBENCH_SANDBOX says: the cause
+    reads the policy, it starts nothing."""
+    monkeypatch.setattr(causes, "active_policy", lambda: SandboxPolicy(mode="bwrap"))
+
+
+def silent(command: str, **env: str) -> tuple[ServerConfig, failures.Story]:
+    server = ServerConfig(name="memory", transport="stdio", command=command, env=tuple(env.items()))
+    detail = "initialize: no answer within 30s"
+    story = failures.Story(failures.START_TIMEOUT, "0123456789ab", detail, (), TimeoutError())
+    return server, story
+
+
+def test_a_registry_the_sandbox_refuses_is_named(sandboxed, settings):
+    """npx's registry at an address the egress policy refuses (here loopback, as a
+    registry mirror on a private network would be): the setting that allows it."""
+    settings.WORKBENCH_EGRESS_ALLOW = []
+    server, story = silent("npx", npm_config_registry="http://localhost:4873/")
+    cause = anyio.run(causes.explain, server, story)
+    lines = cause.split("\n")
+    assert lines[0] == "no answer within 30s (at initialize)"
+    assert re.fullmatch(
+        r"npm's registry \(localhost\) resolves to (127\.0\.0\.1|::1) \(loopback\), which the "
+        r"sandbox's network refuses, so the server cannot download itself\. "
+        r"WORKBENCH_EGRESS_ALLOW=localhost allows it \(then restart the gateway: it reads its "
+        r"settings when it starts\), or localhost in this server's network allowance\.",
+        lines[1],
+    )
+    assert lines[2:] == ["The server wrote nothing to stderr."]
+
+
+def test_an_allowed_registry_is_not_blamed(sandboxed, settings):
+    settings.WORKBENCH_EGRESS_ALLOW = ["localhost"]
+    server, story = silent("npx", npm_config_registry="http://localhost:4873/")
+    cause = anyio.run(causes.explain, server, story)
+    assert cause.split("\n")[1] == (
+        "npx downloads the server from npm's registry before it answers: a first start can "
+        "take longer than the connect timeout (WORKBENCH_CONNECT_TIMEOUT_SECONDS)."
+    )
