@@ -263,9 +263,7 @@ def issued(acme):
     flow.client.force_login(User.objects.get(username="ada"))
     flow.register()
     tokens = flow.tokens(acme.tenant.pk, acme.member.toolbox_ids)
-    AccessToken.objects.filter(scope="mcp").update(
-        expires=timezone.now() + timedelta(hours=1)
-    )
+    AccessToken.objects.filter(scope="mcp").update(expires=timezone.now() + timedelta(hours=1))
     return tokens
 
 
