@@ -152,9 +152,11 @@ async def _silent_stdio(server: ServerConfig) -> list[str]:
         return [
             "Its sandbox's network is filtered by the egress policy: if the server reaches "
             "a private or reserved address at start, allow it in the server's network "
-            f"allowance or in WORKBENCH_EGRESS_ALLOW ({RESTART})."
+            f"allowance or in WORKBENCH_SANDBOX_EGRESS_ALLOW ({RESTART})."
         ]
-    policy = EgressPolicy([*settings.WORKBENCH_EGRESS_ALLOW, *server.sandbox.egress_allow])
+    policy = EgressPolicy(
+        [*settings.WORKBENCH_SANDBOX_EGRESS_ALLOW, *server.sandbox.egress_allow]
+    )
     refused = [line async for line in _refused_hosts(registry, dict(server.env), policy)]
     if refused:
         return refused
@@ -178,11 +180,20 @@ async def _refused_hosts(
             except failures.ClassifiedFailure:
                 addresses = []
         for ip in addresses:
+            if ip.is_loopback:  # never opened to a sandbox by an allowance (issue 31)
+                yield (
+                    f"{registry.name} ({host}) resolves to {ip} (loopback): a sandbox reaches "
+                    "the host's loopback only at the host ports an operator names on the "
+                    "server (host ports, as 10.0.2.2:PORT), so the server cannot download "
+                    "itself from there. Point it at the registry's port through host ports, "
+                    "or at an address the sandbox may reach."
+                )
+                break
             if not policy.allows_address(ip):
                 yield (
                     f"{registry.name} ({host}) resolves to {ip} ({refused_kind(ip)}), "
                     "which the sandbox's network refuses, so the server cannot download "
-                    f"itself. WORKBENCH_EGRESS_ALLOW={host} allows it ({RESTART}), or {host} "
-                    "in this server's network allowance."
+                    f"itself. WORKBENCH_SANDBOX_EGRESS_ALLOW={host} allows it ({RESTART}), "
+                    f"or {host} in this server's network allowance."
                 )
                 break

@@ -142,26 +142,39 @@ def silent(command: str, **env: str) -> tuple[ServerConfig, failures.Story]:
 
 
 def test_a_registry_the_sandbox_refuses_is_named(sandboxed, settings):
-    """npx's registry at an address the egress policy refuses (here loopback, as a
-    registry mirror on a private network would be): the setting that allows it."""
-    settings.WORKBENCH_EGRESS_ALLOW = []
-    server, story = silent("npx", npm_config_registry="http://localhost:4873/")
+    """npx's registry at an address the sandbox's network refuses (a mirror on a private
+    network): the sandboxes' setting that allows it, not the remote servers' one."""
+    settings.WORKBENCH_SANDBOX_EGRESS_ALLOW = []
+    settings.WORKBENCH_EGRESS_ALLOW = ["10.1.2.0/24"]  # the remote servers' own: no help
+    server, story = silent("npx", npm_config_registry="http://10.1.2.3:4873/")
     cause = anyio.run(causes.explain, server, story)
     lines = cause.split("\n")
     assert lines[0] == "no answer within 30s (at initialize)"
-    assert re.fullmatch(
-        r"npm's registry \(localhost\) resolves to (127\.0\.0\.1|::1) \(loopback\), which the "
-        r"sandbox's network refuses, so the server cannot download itself\. "
-        r"WORKBENCH_EGRESS_ALLOW=localhost allows it \(then restart the gateway: it reads its "
-        r"settings when it starts\), or localhost in this server's network allowance\.",
-        lines[1],
+    assert lines[1] == (
+        "npm's registry (10.1.2.3) resolves to 10.1.2.3 (private), which the sandbox's "
+        "network refuses, so the server cannot download itself. "
+        "WORKBENCH_SANDBOX_EGRESS_ALLOW=10.1.2.3 allows it (then restart the gateway: it reads "
+        "its settings when it starts), or 10.1.2.3 in this server's network allowance."
     )
     assert lines[2:] == ["The server wrote nothing to stderr."]
 
 
+def test_a_registry_on_the_hosts_loopback_names_host_ports(sandboxed, settings):
+    """No allowance opens the host's loopback to a sandbox: the cause says what does."""
+    settings.WORKBENCH_SANDBOX_EGRESS_ALLOW = ["127.0.0.0/8", "localhost"]
+    server, story = silent("npx", npm_config_registry="http://127.0.0.1:4873/")
+    cause = anyio.run(causes.explain, server, story)
+    assert cause.split("\n")[1] == (
+        "npm's registry (127.0.0.1) resolves to 127.0.0.1 (loopback): a sandbox reaches the "
+        "host's loopback only at the host ports an operator names on the server (host ports, "
+        "as 10.0.2.2:PORT), so the server cannot download itself from there. Point it at the "
+        "registry's port through host ports, or at an address the sandbox may reach."
+    )
+
+
 def test_an_allowed_registry_is_not_blamed(sandboxed, settings):
-    settings.WORKBENCH_EGRESS_ALLOW = ["localhost"]
-    server, story = silent("npx", npm_config_registry="http://localhost:4873/")
+    settings.WORKBENCH_SANDBOX_EGRESS_ALLOW = ["10.1.2.0/24"]
+    server, story = silent("npx", npm_config_registry="http://10.1.2.3:4873/")
     cause = anyio.run(causes.explain, server, story)
     assert cause.split("\n")[1] == (
         "npx downloads the server from npm's registry before it answers: a first start can "

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('toolboxes', '0012_catalog_sign_in'),
+        ('toolboxes', '0013_sandbox_host_ports'),
     ]
 
     operations = [
