@@ -154,9 +154,7 @@ async def _silent_stdio(server: ServerConfig) -> list[str]:
             "a private or reserved address at start, allow it in the server's network "
             f"allowance or in WORKBENCH_SANDBOX_EGRESS_ALLOW ({RESTART})."
         ]
-    policy = EgressPolicy(
-        [*settings.WORKBENCH_SANDBOX_EGRESS_ALLOW, *server.sandbox.egress_allow]
-    )
+    policy = EgressPolicy([*settings.WORKBENCH_SANDBOX_EGRESS_ALLOW, *server.sandbox.egress_allow])
     refused = [line async for line in _refused_hosts(registry, dict(server.env), policy)]
     if refused:
         return refused
