@@ -101,10 +101,13 @@ def run(command: str, *args: str) -> str:
 def test_reset_removes_the_checkouts_own_and_keeps_what_lies_elsewhere(
     run_root, tmp_path, settings
 ):
-    """The suite's database and store lie outside this (pretend) checkout: kept."""
+    """The suite's database and store lie outside this (pretend) checkout: kept. The claims
+    directory is the test's own: a gateway test before it in this worker may have claimed
+    the base for this database in the process's one."""
     project = tmp_path / "checkout"
     project.mkdir()
     settings.BASE_DIR = project
+    settings.WORKBENCH_SANDBOX_UID_CLAIMS_DIR = str(tmp_path / "uid-claims")
     (project / ".demo-credentials.json").write_text("{}")
     demo = checkout_dir(project)
     (demo / "repo").mkdir(parents=True)
