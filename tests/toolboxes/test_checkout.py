@@ -128,6 +128,9 @@ def test_reset_removes_the_checkouts_own_and_keeps_what_lies_elsewhere(
 
 def test_reset_leaves_a_claim_another_installation_made(run_root, tmp_path, settings):
     settings.BASE_DIR = tmp_path
+    # A claims directory of the test's own: a gateway test before it in this worker may
+    # have claimed the base in the process's one.
+    settings.WORKBENCH_SANDBOX_UID_CLAIMS_DIR = str(tmp_path / "uid-claims")
     claims = Path(settings.WORKBENCH_SANDBOX_UID_CLAIMS_DIR)
     base = settings.WORKBENCH_SANDBOX_UID_BASE
     claim_uid_base(claims, base, "c" * 32, "sqlite /srv/other.sqlite3").close()
