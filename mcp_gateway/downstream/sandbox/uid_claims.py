@@ -13,8 +13,10 @@ of it runs: its database is this gateway's own (the same file or server and name
 database was deleted or dropped and made again, a new installation in its place), or its
 SQLite file is missing. Whether a gateway of it runs is a lock, not a guess: every running
 gateway holds a shared lock on its claim file (released by the kernel when the process
-ends), and retiring takes the exclusive one. An operator retires any other claim with
-`manage.py retire_uid_claim` (`retire_claim` here), which refuses while a gateway holds it.
+ends), and retiring takes the exclusive one (under the directory's lock, so that two
+retirers never mistake each other for a running gateway). An operator retires any other
+claim with `manage.py retire_uid_claim` (`retire_claim` here), which refuses while a
+gateway holds it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import logging
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,25 +129,28 @@ def _hold_or_retire(fd: int, path: Path, uid_base: int, mine: ClaimFile) -> Held
             f"own, or retire the claim with `{RETIRE}` if the other installation is gone "
             "for good."
         )
-    if not _lock_alone(fd):
-        raise UidRangeClaimed(
-            f"WORKBENCH_SANDBOX_UID_BASE={uid_base} is claimed on this host by installation "
-            f"{theirs.installation}, whose database {theirs.database} {gone}, but a gateway "
-            f"of it still runs (it holds the claim file {path}). Stop that gateway, then "
-            "start this one."
-        )
-    if _in_place(fd, path):
+    with _exclusive(path.parent):
+        if not _in_place(fd, path):
+            return None  # another gateway of ours retired it first: claim again
+        if not _lock_alone(fd):
+            raise UidRangeClaimed(
+                f"WORKBENCH_SANDBOX_UID_BASE={uid_base} is claimed on this host by "
+                f"installation {theirs.installation}, whose database {theirs.database} "
+                f"{gone}, but a gateway of it still runs (it holds the claim file {path}). "
+                "Stop that gateway, then start this one."
+            )
         path.unlink()
-        logger.warning(
-            "Retired the uid claim of installation %s: its database %s %s. "
-            "WORKBENCH_SANDBOX_UID_BASE=%d is this installation's (%s) now, and so are the "
-            "files its tenants' uids own (their package caches).",
-            theirs.installation,
-            theirs.database,
-            gone,
-            uid_base,
-            mine.installation,
-        )
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    logger.warning(
+        "Retired the uid claim of installation %s: its database %s %s. "
+        "WORKBENCH_SANDBOX_UID_BASE=%d is this installation's (%s) now, and so are the "
+        "files its tenants' uids own (their package caches).",
+        theirs.installation,
+        theirs.database,
+        gone,
+        uid_base,
+        mine.installation,
+    )
     return None
 
 
@@ -168,14 +174,16 @@ def retire_claim(directory: Path, uid_base: int) -> ClaimFile | None:
         return None
     try:
         theirs = _read(fd)
-        if not _lock_alone(fd):
-            raise UidRangeClaimed(
-                f"The claim of WORKBENCH_SANDBOX_UID_BASE={uid_base} ({theirs.described()}; "
-                f"claim file {path}) is held by a running gateway of that installation. Stop "
-                "it first."
-            )
-        if _in_place(fd, path):
-            path.unlink()
+        with _exclusive(directory):
+            if not _lock_alone(fd):
+                raise UidRangeClaimed(
+                    f"The claim of WORKBENCH_SANDBOX_UID_BASE={uid_base} "
+                    f"({theirs.described()}; claim file {path}) is held by a running gateway "
+                    "of that installation. Stop it first."
+                )
+            if _in_place(fd, path):
+                path.unlink()
+            fcntl.flock(fd, fcntl.LOCK_UN)
         return theirs
     finally:
         os.close(fd)
@@ -198,7 +206,10 @@ def claim_held(directory: Path, uid_base: int) -> bool:
     if fd is None:
         return False
     try:
-        return not _lock_alone(fd)
+        with _exclusive(directory):
+            alone = _lock_alone(fd)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return not alone
     finally:
         os.close(fd)
 
@@ -209,6 +220,18 @@ def _open(path: Path) -> int | None:
         return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+
+
+@contextlib.contextmanager
+def _exclusive(directory: Path) -> Iterator[None]:
+    """The claims directory's lock, held by whoever tries a claim's exclusive lock: so
+    that a failed try means a running gateway, never another retirer holding it a moment."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _lock_alone(fd: int) -> bool:
