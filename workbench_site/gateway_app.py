@@ -11,11 +11,8 @@ from mcp_gateway import (
     Gateway,
     GatewayOptions,
     MetricsEndpoint,
-    SandboxPolicy,
     StartRefused,
-    configure_metrics,
-    configure_sandbox,
-    configure_tracing,
+    configure_process,
     is_gateway_path,
 )
 from workbench_site import drain
@@ -23,21 +20,17 @@ from workbench_site import drain
 logger = logging.getLogger("workbench")
 
 
-def build_gateway(options: GatewayOptions | None = None) -> Gateway:
-    """The gateway of this process: the sandbox's policy (which warns when it is off),
-    metrics (multiprocess files under WORKBENCH_METRICS_DIR) and spans when OTLP is
-    configured, then the gateway from its options (the settings')."""
-    configure_sandbox(SandboxPolicy.from_settings())
-    configure_metrics(settings.WORKBENCH_METRICS_DIR)
-    configure_tracing()
-    return Gateway(options or GatewayOptions.from_settings(settings))
+def build_gateway(options: GatewayOptions | None = None) -> tuple[Gateway, MetricsEndpoint]:
+    """The gateway of this process, from its options (the settings'): what the process
+    sets once (the sandbox's policies, metrics, spans: `configure_process`), the /metrics
+    endpoint, and the /mcp app, which assembles its parts when its lifespan starts."""
+    options = options or GatewayOptions.from_settings(settings)
+    metrics = configure_process(options)
+    return Gateway(options), metrics
 
 
-def build_application(django_app: ASGIApp, gateway: Gateway | None = None) -> ASGIApp:
-    gateway = gateway or build_gateway()
-    metrics = MetricsEndpoint(
-        settings.WORKBENCH_METRICS_TOKEN, settings.WORKBENCH_METRICS_ALLOWED_IPS
-    )
+def build_application(django_app: ASGIApp) -> ASGIApp:
+    gateway, metrics = build_gateway()
 
     async def lifespan(receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup

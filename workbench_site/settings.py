@@ -278,9 +278,11 @@ WORKBENCH_ENV_FILE_NAMES: frozenset[str] = env_file_names(
 # Remote servers (and the sign-in flows' requests) only; sandboxed stdio servers have their
 # own allowance below.
 WORKBENCH_EGRESS_ALLOW: list[str] = env.list("WORKBENCH_EGRESS_ALLOW", default=[])
-WORKBENCH_MAX_TOOLS_PER_SERVER: int = env.int("WORKBENCH_MAX_TOOLS_PER_SERVER", default=1000)
-WORKBENCH_MAX_TOOL_PAGES: int = env.int("WORKBENCH_MAX_TOOL_PAGES", default=100)
-WORKBENCH_MAX_TOOL_BYTES: int = env.int("WORKBENCH_MAX_TOOL_BYTES", default=4 * 1024 * 1024)
+WORKBENCH_MAX_TOOLS_PER_SERVER: int = env.int(
+    "WORKBENCH_MAX_TOOLS_PER_SERVER", default=_D.max_tools_per_server
+)
+WORKBENCH_MAX_TOOL_PAGES: int = env.int("WORKBENCH_MAX_TOOL_PAGES", default=_D.max_tool_pages)
+WORKBENCH_MAX_TOOL_BYTES: int = env.int("WORKBENCH_MAX_TOOL_BYTES", default=_D.max_tool_bytes)
 
 # The stdio sandbox (mcp_gateway/downstream/sandbox/; README "Security model"): bwrap or none, the
 # default limits of every stdio server (0: none), the first of the per-tenant uids, and
@@ -354,9 +356,9 @@ WORKBENCH_WARM_UP_SECONDS: float = env.float(
 # bearer WORKBENCH_METRICS_TOKEN (when set) or a request from one of the allowed addresses,
 # and 404 otherwise. Worker processes write their metrics under WORKBENCH_METRICS_DIR
 # (cleaned of dead processes' files at start); empty: single-process metrics.
-WORKBENCH_METRICS_TOKEN: str = env.str("WORKBENCH_METRICS_TOKEN", default="")
+WORKBENCH_METRICS_TOKEN: str = env.str("WORKBENCH_METRICS_TOKEN", default=_D.metrics_token)
 WORKBENCH_METRICS_ALLOWED_IPS: list[str] = env.list(
-    "WORKBENCH_METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"]
+    "WORKBENCH_METRICS_ALLOWED_IPS", default=_D().metrics_allowed_ips
 )
 WORKBENCH_METRICS_DIR: str = env.str(
     "WORKBENCH_METRICS_DIR", default=str(Path(WORKBENCH_STORE_DIR) / "metrics")

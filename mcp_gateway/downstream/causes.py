@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit
 
 import anyio
-from django.conf import settings
 
 from mcp_gateway.downstream import failures
 from mcp_gateway.downstream.egress import (
@@ -29,6 +28,7 @@ from mcp_gateway.downstream.egress import (
     resolve,
 )
 from mcp_gateway.downstream.sandbox.policy import active_policy
+from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig
 
 MAX_CAUSE = 2000  # characters kept with the server's last check
@@ -154,7 +154,8 @@ async def _silent_stdio(server: ServerConfig) -> list[str]:
             "a private or reserved address at start, allow it in the server's network "
             f"allowance or in WORKBENCH_SANDBOX_EGRESS_ALLOW ({RESTART})."
         ]
-    policy = EgressPolicy([*settings.WORKBENCH_SANDBOX_EGRESS_ALLOW, *server.sandbox.egress_allow])
+    allowed = current_options().sandbox_egress_allow
+    policy = EgressPolicy([*allowed, *server.sandbox.egress_allow])
     refused = [line async for line in _refused_hosts(registry, dict(server.env), policy)]
     if refused:
         return refused

@@ -19,6 +19,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
@@ -223,7 +224,7 @@ class Connection:
         name: str,
         arguments: dict[str, Any],
         *,
-        progress_callback: Any = None,
+        progress_callback: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.

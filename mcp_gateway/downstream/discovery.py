@@ -14,6 +14,7 @@ from mcp.client.session import ClientSession
 from kernel.redaction import Redactor, secret_values
 from mcp_gateway.downstream.envrefs import ReferencePolicy, referenced_values
 from mcp_gateway.downstream.failures import ClassifiedFailure
+from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig
 
 
@@ -31,14 +32,11 @@ class DiscoveryBounds:
 def connect_settings() -> tuple[ReferencePolicy, DiscoveryBounds]:
     """What the operator set for references and discovery, read at each connect so that
     a change of settings (or a test's) applies to the next connection."""
+    options = current_options()
     own = {name for name in dir(settings) if name.isupper()}
-    policy = ReferencePolicy(
-        settings.WORKBENCH_ENV_REFERENCES, own | set(settings.WORKBENCH_ENV_FILE_NAMES)
-    )
+    policy = ReferencePolicy(options.env_references, own | set(options.env_file_names))
     bounds = DiscoveryBounds(
-        settings.WORKBENCH_MAX_TOOLS_PER_SERVER,
-        settings.WORKBENCH_MAX_TOOL_PAGES,
-        settings.WORKBENCH_MAX_TOOL_BYTES,
+        options.max_tools_per_server, options.max_tool_pages, options.max_tool_bytes
     )
     return policy, bounds
 

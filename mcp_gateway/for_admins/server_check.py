@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from django.conf import settings
 
 from mcp_gateway.database.reads import server_config
 from mcp_gateway.database.records import record_check
+from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ class CheckResult:
 
 def _limits() -> tuple[float, int]:
     """The gateway's own connect timeout and result bound (its settings)."""
-    return settings.WORKBENCH_CONNECT_TIMEOUT_SECONDS, settings.WORKBENCH_MAX_RESULT_BYTES
+    options = current_options()
+    return options.connect_timeout_seconds, options.max_result_bytes
 
 
 async def check_server(

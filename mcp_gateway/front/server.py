@@ -15,6 +15,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp_types import ElicitRequestURLParams
 
@@ -40,7 +41,7 @@ def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
     return state
 
 
-def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> Any:
+def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
     """Relays a downstream tool's progress on the caller's own request stream, when the
     caller asked for progress (else the downstream is not asked for it either)."""
     if (ctx.meta or {}).get("progress_token") is None:
@@ -103,7 +104,7 @@ def build_server(
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):
-                    outcome = await metatools.user(call, _progress_forwarder(ctx))
+                    outcome = await metatools.use_tool(call, _progress_forwarder(ctx))
             finally:  # a cancelled call is recorded too (its result None)
                 done = outcome or call.outcome(None)
                 recorder.use_tool(state.caller, params.arguments, done, started)

@@ -10,14 +10,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 
-from mcp_gateway.downstream.connected.accounts import ConnectedAccounts
 from mcp_gateway.downstream.connection import Connection
-from mcp_gateway.downstream.pool import ConnectFailed, Pool
+from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
 from mcp_gateway.metatools.errors import GatewayError
-from mcp_gateway.metatools.open_state import OpenToolboxes
-from mcp_gateway.metatools.ratelimit import RateLimiter
+from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_toolbox, parse_open_args
 from mcp_gateway.metatools.tools import failed, tool_entry
 from mcp_gateway.observe.outcome import Outcome
@@ -34,17 +32,11 @@ class _Opened:
 
 
 class ToolboxOpener:
-    def __init__(
-        self,
-        pool: Pool,
-        open_toolboxes: OpenToolboxes,
-        limiter: RateLimiter,
-        accounts: ConnectedAccounts | None = None,
-    ) -> None:
-        self.accounts = accounts
-        self.pool = pool
-        self.open_toolboxes = open_toolboxes
-        self.limiter = limiter
+    def __init__(self, parts: MetaToolParts) -> None:
+        self.accounts = parts.accounts
+        self.pool = parts.pool
+        self.open_toolboxes = parts.open_toolboxes
+        self.limiter = parts.limiter
         # What the last successful open of each toolbox returned, serialized once, and what
         # it was made from: the tenant's snapshot of the toolbox (its servers, filters and
         # approved pins; a new snapshot on any change) and the connections it listed.

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 
 from kernel.redaction import Redactor
-from mcp_gateway.downstream.connected.accounts import ConnectedAccounts
 from mcp_gateway.downstream.failures import DownstreamFailure
-from mcp_gateway.downstream.pool import ConnectFailed, Pool
+from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.connect import (
     SignInRequired,
@@ -20,8 +20,7 @@ from mcp_gateway.metatools.connect import (
     sign_in_required,
 )
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
-from mcp_gateway.metatools.open_state import OpenToolboxes
-from mcp_gateway.metatools.ratelimit import RateLimiter
+from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_tool, parse_use_args
 from mcp_gateway.metatools.tools import failed
 from mcp_gateway.observe.outcome import Named, Outcome
@@ -54,26 +53,24 @@ class ToolCall:
 
 
 class ToolUser:
-    def __init__(
-        self,
-        pool: Pool,
-        open_toolboxes: OpenToolboxes,
-        limiter: RateLimiter,
-        accounts: ConnectedAccounts | None = None,
-    ) -> None:
-        self.pool = pool
-        self.open_toolboxes = open_toolboxes
-        self.limiter = limiter
-        self.accounts = accounts
+    def __init__(self, parts: MetaToolParts) -> None:
+        self.pool = parts.pool
+        self.open_toolboxes = parts.open_toolboxes
+        self.limiter = parts.limiter
+        self.accounts = parts.accounts
 
-    async def __call__(self, call: ToolCall, progress_callback: Any = None) -> Outcome:
+    async def __call__(
+        self, call: ToolCall, progress_callback: ProgressFnT | None = None
+    ) -> Outcome:
         try:
             result = await self._call(call, progress_callback)
         except GatewayError as error:
             return failed(error, call.named, call.toolbox, call.server, call.redactors)
         return call.outcome(result)
 
-    async def _call(self, call: ToolCall, progress_callback: Any) -> types.CallToolResult:
+    async def _call(
+        self, call: ToolCall, progress_callback: ProgressFnT | None
+    ) -> types.CallToolResult:
         caller = call.caller
         args = parse_use_args(call.arguments)
         ref = args.tool

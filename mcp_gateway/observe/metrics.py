@@ -257,11 +257,3 @@ def downstream_limit_kill() -> None:
 
 def sign_in_refreshed(server_id: int, *, ok: bool) -> None:
     metrics().sign_in_refreshes.labels(str(server_id), "ok" if ok else "failed").inc()
-
-
-def auth_refused(reason: str) -> None:
-    metrics().auth_refusals.labels(reason).inc()
-
-
-def in_flight_refused(tenant: str) -> None:
-    metrics().rate_limited.labels(tenant, "in_flight").inc()

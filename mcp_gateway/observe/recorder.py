@@ -87,6 +87,14 @@ class Recorder:
         if tracing.tracing():
             tracing.annotate_outcome(labels, label, signed_in_as(caller, server))
 
+    def auth_refused(self, reason: str) -> None:
+        """A request refused before the gateway knew its caller."""
+        metrics().auth_refusals.labels(reason).inc()
+
+    def in_flight_refused(self, tenant: str) -> None:
+        """A request refused: its key had its limit of requests in flight."""
+        metrics().rate_limited.labels(tenant, "in_flight").inc()
+
     def _log(
         self,
         meta_tool: str,

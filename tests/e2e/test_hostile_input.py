@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from mcp_gateway.downstream.pool import Pool
 from mcp_gateway.metatools.meta_tools import MetaTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
+from mcp_gateway.metatools.parts import MetaToolParts
+from mcp_gateway.metatools.use_tool import ToolCall
 from mcp_gateway.snapshots.callers import Caller, KeyRecord
 from mcp_gateway.snapshots.servers import TenantConfig, ToolboxConfig
 from mcp_gateway.store.shared import SharedStore, store_for
@@ -105,10 +107,14 @@ def test_generated_arguments_get_clear_errors(db, tool, arguments):
         max_connections=1,
         tenant_max_connections=1,
     )
-    metatools = MetaTools(pool, open_toolboxes)
+    metatools = MetaTools(MetaToolParts(pool, open_toolboxes))
     if tool == "open_toolbox" and arguments == {"toolbox": "empty"}:
         return  # the one valid call: an empty toolbox opens
-    outcome = anyio.run(getattr(metatools, tool), caller(), arguments, backend="asyncio")
+    if tool == "open_toolbox":
+        outcome = anyio.run(metatools.open_toolbox, caller(), arguments, backend="asyncio")
+    else:
+        call = ToolCall.of(caller(), arguments)
+        outcome = anyio.run(metatools.use_tool, call, backend="asyncio")
     result = outcome.result
     check(result)
 

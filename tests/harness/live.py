@@ -46,7 +46,8 @@ class LiveGateway:
 
     @property
     def gateway(self) -> Any:
-        return self.app.gateway
+        """The running gateway's parts (`mcp_gateway.assembly.GatewayParts`)."""
+        return self.app.gateway.parts
 
     def run_on_loop(self, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
         """Run a coroutine on the gateway's own event loop (from a sync test)."""
