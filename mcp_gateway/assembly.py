@@ -26,7 +26,6 @@ from mcp_gateway.database.records import (
 from mcp_gateway.database.threads import close_thread_connections
 from mcp_gateway.downstream.connected.accounts import ConnectedAccounts, SignInDoor
 from mcp_gateway.downstream.pool import Pool
-from mcp_gateway.downstream.sandbox import cache as sandbox_cache
 from mcp_gateway.downstream.sandbox import policy as sandbox_policy
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.warmup import WarmUp
@@ -96,8 +95,7 @@ def configure_process(options: GatewayOptions) -> MetricsEndpoint:
     """What a gateway process sets once, before its first request: the sandbox's policies
     (`none` is logged as a warning), metrics (multiprocess files under `metrics_dir`) and
     spans when OTLP is configured. The /metrics endpoint it serves them at."""
-    sandbox_policy.configure(options.sandbox_policy())
-    sandbox_cache.configure(options.cache_policy())
+    sandbox_policy.announce(options.sandbox_policy())
     configure_metrics(options.metrics_dir)
     configure_tracing()
     return MetricsEndpoint(options.metrics_token, options.metrics_allowed_ips)
@@ -111,6 +109,7 @@ async def assemble(options: GatewayOptions) -> GatewayParts:
 
 
 def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
+    sandbox = options.sandbox_policy()
     shared = store_for(options.cache)
     call_log = (
         CallLog(
@@ -133,6 +132,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         max_connections=options.max_connections,
         tenant_max_connections=options.tenant_max_connections,
         record=record_connection,
+        sandbox=sandbox,
     )
     warm_up = WarmUp(
         pool,
@@ -179,7 +179,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
     return GatewayParts(
         options=options,
         installation=found,
-        sandbox=options.sandbox_policy(),
+        sandbox=sandbox,
         shared=shared,
         recorder=recorder,
         snapshots=snapshots,

@@ -100,6 +100,7 @@ class GatewayOptions:
             uid_base=self.sandbox_uid_base,
             tmp_mb=self.sandbox_tmp_mb,
             protected=tuple(self.sandbox_protected_paths),
+            cache=self.cache_policy(),
         )
 
     def cache_policy(self) -> CachePolicy:

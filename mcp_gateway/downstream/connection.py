@@ -30,10 +30,12 @@ from mcp_gateway.downstream import failures
 from mcp_gateway.downstream.discovery import connect_settings, list_all_tools, redactor_for
 from mcp_gateway.downstream.envrefs import ReferenceEnviron
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
+from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.stderr import StderrPipe
 from mcp_gateway.downstream.streams import WatchedStream, result_size
 from mcp_gateway.downstream.transports import open_transport
 from mcp_gateway.observe import metrics, tracing
+from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
 logger = logging.getLogger("workbench.downstream")
@@ -51,8 +53,10 @@ class Connection:
         *,
         max_result_bytes: int,
         auth: httpx2.Auth | None = None,
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         self.max_result_bytes = max_result_bytes
+        self.sandbox = sandbox  # the gateway's policy (None: the settings' at connect)
         self.auth = auth  # a signed-in server's (`downstream.connected`): on every request
         self.health = health or ServerHealth(RespawnPolicy())
         self.server = server
@@ -100,7 +104,9 @@ class Connection:
         """The owner task: connect, serve until told to stop, then disconnect."""
         stderr: StderrPipe | None = None
         phase = "start"
-        policy, bounds = connect_settings()
+        options = current_options()
+        policy, bounds = connect_settings(options)
+        sandbox = self.sandbox or options.sandbox_policy()
         environ = ReferenceEnviron(os.environ, policy)
         self._redact = redactor_for(self.server, environ)
         current_redactor.set(self._redact)  # this task and the SDK's tasks it starts
@@ -122,6 +128,7 @@ class Connection:
                         connect_timeout=self.connect_timeout,
                         max_result_bytes=self.max_result_bytes,
                         auth=self.auth,
+                        sandbox=sandbox,
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
                     if stderr:

@@ -14,7 +14,7 @@ from mcp.client.session import ClientSession
 from kernel.redaction import Redactor, secret_values
 from mcp_gateway.downstream.envrefs import ReferencePolicy, referenced_values
 from mcp_gateway.downstream.failures import ClassifiedFailure
-from mcp_gateway.options import current_options
+from mcp_gateway.options import GatewayOptions
 from mcp_gateway.snapshots.servers import ServerConfig
 
 
@@ -29,10 +29,10 @@ class DiscoveryBounds:
     max_bytes: int
 
 
-def connect_settings() -> tuple[ReferencePolicy, DiscoveryBounds]:
-    """What the operator set for references and discovery, read at each connect so that
-    a change of settings (or a test's) applies to the next connection."""
-    options = current_options()
+def connect_settings(options: GatewayOptions) -> tuple[ReferencePolicy, DiscoveryBounds]:
+    """What the operator set for references and discovery, from the options read at each
+    connect (`current_options`), so that a change of settings (or a test's) applies to the
+    next connection."""
     own = {name for name in dir(settings) if name.isupper()}
     policy = ReferencePolicy(options.env_references, own | set(options.env_file_names))
     bounds = DiscoveryBounds(

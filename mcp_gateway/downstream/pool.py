@@ -20,6 +20,7 @@ from anyio.abc import TaskGroup
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.connection_recorder import RecordConnection, record_connection
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
+from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
 logger = logging.getLogger("workbench.pool")
@@ -61,6 +62,7 @@ class Pool:
         tenant_max_connections: int,
         respawn: RespawnPolicy | None = None,
         record: RecordConnection | None = None,
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
@@ -69,6 +71,7 @@ class Pool:
         self.idle_seconds = idle_seconds
         self.respawn = respawn or RespawnPolicy()
         self.record = record  # how each new connection went, for the admin (None: unrecorded)
+        self.sandbox = sandbox  # the gateway's (None: the settings' at each connect)
         self._health: dict[PoolKey, ServerHealth] = {}
         self._connections: dict[PoolKey, Connection] = {}
         self._retiring: set[Connection] = set()
@@ -183,6 +186,7 @@ class Pool:
             health,
             max_result_bytes=self.max_result_bytes,
             auth=auth,
+            sandbox=self.sandbox,
         )
         self._connections[key] = conn
         self._task_group.start_soon(conn.run)

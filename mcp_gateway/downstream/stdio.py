@@ -56,7 +56,12 @@ from mcp_types import INTERNAL_ERROR
 
 from mcp_gateway.downstream.failures import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import network as sandbox_network
-from mcp_gateway.downstream.sandbox.policy import active_policy, effective_limits, exit_reason
+from mcp_gateway.downstream.sandbox.policy import (
+    SandboxPolicy,
+    active_policy,
+    effective_limits,
+    exit_reason,
+)
 from mcp_gateway.downstream.sandbox.probe import probe
 from mcp_gateway.downstream.sandbox.start import Started, open_sandboxed
 from mcp_gateway.downstream.stderr import StderrPipe
@@ -170,6 +175,7 @@ async def bounded_stdio_client(
     max_message_chars: int,
     result_limit: int,
     sandbox: SandboxSpec | None = None,
+    policy: SandboxPolicy | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """`stdio_client`, with lines over `max_message_chars` answered as results over
     `result_limit` (the limit the operator set; a message adds its envelope to it).
@@ -177,9 +183,10 @@ async def bounded_stdio_client(
     In a sandbox (`server` is then its command line), bubblewrap is probed first (a
     `ClassifiedFailure` says why it cannot start and how to fix it), and when the server
     is stopped by one of its limits, the calls it leaves unanswered get a reason naming it.
+    `policy`: the gateway's; None outside it (bench: `configure_sandbox`'s).
     """
     stderr = errlog if isinstance(errlog, StderrPipe) else None
-    policy = active_policy()
+    policy = policy or active_policy()
     limits = None
     started: Started | None = None
     env = get_default_environment() | (server.env or {})

@@ -19,7 +19,7 @@ from mcp_gateway.downstream.egress import EgressPolicy, PinnedTransport
 from mcp_gateway.downstream.envrefs import ExpansionError, expand
 from mcp_gateway.downstream.failures import UNREACHABLE, ClassifiedFailure
 from mcp_gateway.downstream.sandbox.argv import HOME, launch
-from mcp_gateway.downstream.sandbox.policy import active_policy
+from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.stderr import StderrPipe
 from mcp_gateway.downstream.stdio import bounded_stdio_client
 from mcp_gateway.snapshots.servers import ServerConfig
@@ -35,7 +35,9 @@ MESSAGE_ENVELOPE_BYTES = 64 * 1024
 BASE_ENV_NAMES = ("PATH", "HOME", "LANG")
 
 
-def stdio_parameters(server: ServerConfig, environ: Mapping[str, str]) -> StdioServerParameters:
+def stdio_parameters(
+    server: ServerConfig, environ: Mapping[str, str], policy: SandboxPolicy
+) -> StdioServerParameters:
     command = expand(server.command, "command", environ)
     args = [expand(arg, f"args[{index}]", environ) for index, arg in enumerate(server.args)]
     env = {name: expand(value, f"env.{name}", environ) for name, value in server.env}
@@ -49,7 +51,6 @@ def stdio_parameters(server: ServerConfig, environ: Mapping[str, str]) -> StdioS
             raise ExpansionError(f"command not found: {command}")
     if cwd is not None and not os.path.isdir(cwd):
         raise ExpansionError(f"working directory does not exist: {cwd}")
-    policy = active_policy()
     if policy.enabled:
         # The sandbox's own HOME; `env -u` takes back what the SDK and bwrap add (PWD).
         env = env | {"HOME": HOME}
@@ -87,17 +88,19 @@ def open_transport(
     max_result_bytes: int,
     egress: EgressPolicy | None = None,
     auth: httpx2.Auth | None = None,
+    sandbox: SandboxPolicy,
 ) -> AbstractAsyncContextManager[Any]:
     """The SDK transport context manager for this server (enter it in the owning task)."""
     max_message_bytes = max_result_bytes + MESSAGE_ENVELOPE_BYTES
     if server.is_stdio:
-        params = stdio_parameters(server, environ)
+        params = stdio_parameters(server, environ, sandbox)
         return bounded_stdio_client(
             params,
             stderr or sys.stderr,
             max_message_bytes,
             result_limit=max_result_bytes,
             sandbox=server.sandbox,
+            policy=sandbox,
         )
     url, headers = remote_target(server, environ)
     policy = egress or EgressPolicy.from_settings()

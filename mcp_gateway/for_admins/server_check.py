@@ -38,12 +38,6 @@ class CheckResult:
     cause: str = ""  # what happened and what to change (`downstream.causes`); admins only
 
 
-def _limits() -> tuple[float, int]:
-    """The gateway's own connect timeout and result bound (its settings)."""
-    options = current_options()
-    return options.connect_timeout_seconds, options.max_result_bytes
-
-
 async def check_server(
     server: ServerConfig,
     ref: ServerRef,
@@ -56,12 +50,13 @@ async def check_server(
     from mcp_gateway.downstream.causes import explain
     from mcp_gateway.downstream.connection import Connection
 
-    default_timeout, default_bytes = _limits()
+    options = current_options()  # the gateway's settings, as they are now
     conn = Connection(
         server,
         ref,
-        connect_timeout or default_timeout,
-        max_result_bytes=max_result_bytes or default_bytes,
+        connect_timeout or options.connect_timeout_seconds,
+        max_result_bytes=max_result_bytes or options.max_result_bytes,
+        sandbox=options.sandbox_policy(),
     )
     started = time.monotonic()
     async with anyio.create_task_group() as task_group:

@@ -17,7 +17,6 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from mcp_gateway.downstream.sandbox import policy as sandbox_policy
 from mcp_gateway.downstream.sandbox.argv import HOME
 from tests.harness.procs import processes_with
 from tests.harness.results import error_of, payload, text_of, use
@@ -158,8 +157,9 @@ def stdio_setup(make_setup):
 
 
 async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gateway, stdio_setup):
-    configured = sandbox_policy.active_policy()
-    sandbox_policy.configure(replace(configured, bwrap="/nonexistent/bwrap"))
+    pool = live_gateway.gateway.pool  # the gateway's sandbox policy, handed to each connect
+    configured = pool.sandbox
+    pool.sandbox = replace(configured, bwrap="/nonexistent/bwrap")
     try:
         async with live_gateway.session(stdio_setup.key) as session:
             result = await session.call_tool("open_toolbox", {"toolbox": "dev"})
@@ -169,7 +169,7 @@ async def test_without_bubblewrap_stdio_servers_fail_with_how_to_fix_it(live_gat
                 "use_tool", use("remote", "web", "echo", {"text": "still fine"})
             )
     finally:
-        sandbox_policy.configure(configured)
+        pool.sandbox = configured
     assert text_of(remote) == "still fine"
     code, text = error_of(result)
     assert code == "CONNECTION_FAILED"

@@ -267,7 +267,7 @@ def launch(
         gitconfig=_support_file(),
         resolv_conf=_support_file("resolv.conf", sandbox_network.RESOLV_CONF),
         unset=unset,
-        cache=sandbox_cache.prepare(uid_for(limited, policy)),
+        cache=sandbox_cache.prepare(uid_for(limited, policy), policy.cache),
         seccomp=seccomp_file(policy),
     )
     return Spawn(argv, sandboxed_env, None)

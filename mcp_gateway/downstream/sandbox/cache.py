@@ -35,7 +35,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from mcp_gateway.downstream.sandbox.cache_entries import (
@@ -70,12 +69,14 @@ class CachePolicy:
 
     @classmethod
     def from_settings(cls) -> CachePolicy:
-        return cls(
-            directory=settings.WORKBENCH_SANDBOX_CACHE_DIR,
-            size_mb=settings.WORKBENCH_SANDBOX_CACHE_MB,
-        )
+        """From the WORKBENCH_SANDBOX_CACHE_* settings, through the gateway's options."""
+        from mcp_gateway.options import current_options
+
+        return current_options().cache_policy()
 
 
+# The cache of sandboxes started outside the gateway (bench), whose policy names none;
+# the gateway's sandbox policy always carries its own (`SandboxPolicy.cache`).
 _policy: CachePolicy | None = None
 # (cache directory, uid) -> why its image could not be had: this process's soft bounds.
 _soft: dict[tuple[str, int], str] = {}

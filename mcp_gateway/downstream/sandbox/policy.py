@@ -8,8 +8,7 @@ import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.conf import settings
-
+from mcp_gateway.downstream.sandbox.cache import CachePolicy
 from mcp_gateway.snapshots.sandbox import Limits, SandboxSpec
 
 logger = logging.getLogger("workbench.sandbox")
@@ -35,6 +34,9 @@ class SandboxPolicy:
     bwrap: str = "bwrap"
     # The seccomp filter (`seccomp`); off only to measure what it costs (bench).
     seccomp: bool = True
+    # Each tenant's package cache; None: the settings' (`cache.active`), for a sandbox
+    # started outside the gateway (bench). The gateway's options always give theirs.
+    cache: CachePolicy | None = None
 
     @property
     def enabled(self) -> bool:
@@ -42,30 +44,17 @@ class SandboxPolicy:
 
     @classmethod
     def from_settings(cls) -> SandboxPolicy:
-        """From Django's WORKBENCH_SANDBOX* settings (workbench_site/settings.py)."""
-        return cls(
-            mode=settings.WORKBENCH_SANDBOX,
-            limits=Limits(
-                settings.WORKBENCH_SANDBOX_MEMORY_MB or None,
-                settings.WORKBENCH_SANDBOX_PROCESSES or None,
-                settings.WORKBENCH_SANDBOX_CPU_SECONDS or None,
-                settings.WORKBENCH_SANDBOX_OPEN_FILES or None,
-            ),
-            uid_base=settings.WORKBENCH_SANDBOX_UID_BASE,
-            tmp_mb=settings.WORKBENCH_SANDBOX_TMP_MB,
-            protected=tuple(settings.WORKBENCH_SANDBOX_PROTECTED_PATHS),
-        )
+        """From Django's WORKBENCH_SANDBOX* settings, through the gateway's options."""
+        from mcp_gateway.options import current_options
+
+        return current_options().sandbox_policy()
 
 
-_policy: SandboxPolicy | None = None
-
-
-def configure(policy: SandboxPolicy) -> None:
-    """Set this process's policy (at start); `none` is logged as a warning."""
-    global _policy
+def announce(policy: SandboxPolicy) -> None:
+    """At a gateway's start: a mode other than bwrap or none refused, `none` logged as a
+    warning."""
     if policy.mode not in MODES:
         raise ValueError(f"WORKBENCH_SANDBOX must be one of {', '.join(MODES)}")
-    _policy = policy
     if not policy.enabled:
         logger.warning(
             "WORKBENCH_SANDBOX=none: stdio servers run unsandboxed, as the gateway's own user, "
@@ -73,8 +62,20 @@ def configure(policy: SandboxPolicy) -> None:
         )
 
 
+# The policy of a sandbox started outside the gateway (bench: `configure_sandbox`, then
+# `bounded_stdio_client` without a policy). The gateway passes its own to what it starts.
+_policy: SandboxPolicy | None = None
+
+
+def configure(policy: SandboxPolicy) -> None:
+    """Set the policy of sandboxes started outside the gateway (announced as at a start)."""
+    global _policy
+    announce(policy)
+    _policy = policy
+
+
 def active_policy() -> SandboxPolicy:
-    """The configured policy, else the settings' (read once)."""
+    """The configured policy, else the settings'."""
     global _policy
     if _policy is None:
         _policy = SandboxPolicy.from_settings()

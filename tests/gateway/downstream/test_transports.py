@@ -5,25 +5,19 @@ gateway owns dropped)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 
 import pytest
 
 from mcp_gateway.downstream.envrefs import ExpansionError
-from mcp_gateway.downstream.sandbox import policy as sandbox_policy
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.transports import remote_target, stdio_parameters
+from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig
 
 ENVIRON = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "TOKEN": "s3cret"}
 
 
-@pytest.fixture
-def sandbox_off() -> Iterator[None]:
-    before = sandbox_policy.active_policy()
-    sandbox_policy.configure(SandboxPolicy(mode="none"))
-    yield
-    sandbox_policy.configure(before)
+SANDBOX_OFF = SandboxPolicy(mode="none")
 
 
 def test_a_remote_target_expands_references_and_drops_the_gateways_own_headers():
@@ -38,11 +32,11 @@ def test_a_remote_target_expands_references_and_drops_the_gateways_own_headers()
     assert headers == {"Authorization": "Bearer s3cret"}
 
 
-def test_a_stdio_server_gets_the_minimal_base_and_its_own_env(sandbox_off):
+def test_a_stdio_server_gets_the_minimal_base_and_its_own_env():
     server = ServerConfig(
         "tool", "stdio", command=sys.executable, args=("-V",), env=(("API", "${TOKEN}"),)
     )
-    params = stdio_parameters(server, ENVIRON)
+    params = stdio_parameters(server, ENVIRON, SANDBOX_OFF)
     assert params.env == {
         "PATH": "/usr/bin:/bin",
         "HOME": "/root",
@@ -54,10 +48,11 @@ def test_a_stdio_server_gets_the_minimal_base_and_its_own_env(sandbox_off):
 
 def test_inside_the_sandbox_the_command_is_bubblewrap_and_home_its_own():
     server = ServerConfig("tool", "stdio", command=sys.executable, args=("-V",))
-    params = stdio_parameters(server, ENVIRON)
-    if not sandbox_policy.active_policy().enabled:
+    policy = current_options().sandbox_policy()
+    params = stdio_parameters(server, ENVIRON, policy)
+    if not policy.enabled:
         pytest.skip("the sandbox is off in this run (WORKBENCH_SANDBOX=none)")
-    assert params.command == sandbox_policy.active_policy().bwrap
+    assert params.command == policy.bwrap
     assert params.env["HOME"] == "/home/server"
 
 
@@ -69,6 +64,6 @@ def test_inside_the_sandbox_the_command_is_bubblewrap_and_home_its_own():
         ({"command": "${MISSING}"}, "MISSING"),
     ],
 )
-def test_what_cannot_be_started_is_said_before_anything_starts(sandbox_off, fields, said):
+def test_what_cannot_be_started_is_said_before_anything_starts(fields, said):
     with pytest.raises(ExpansionError, match=said):
-        stdio_parameters(ServerConfig("tool", "stdio", **fields), ENVIRON)
+        stdio_parameters(ServerConfig("tool", "stdio", **fields), ENVIRON, SANDBOX_OFF)

@@ -15,7 +15,6 @@ from django.urls import reverse
 
 from mcp_gateway.downstream import causes, failures
 from mcp_gateway.downstream.egress import EgressRefused
-from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.snapshots.servers import ServerConfig
 from tests.accounts.conftest import acme, as_user, globex, people  # noqa: F401
 from tests.api.conftest import api, tokens  # noqa: F401
@@ -128,10 +127,10 @@ def test_the_stderr_tail_is_redacted_in_the_cause(api, acme):  # noqa: F811
 
 
 @pytest.fixture
-def sandboxed(monkeypatch):
+def sandboxed(settings):
     """The sandbox's network on, whatever this machine's WORKBENCH_SANDBOX says: the cause
     reads the policy, it starts nothing."""
-    monkeypatch.setattr(causes, "active_policy", lambda: SandboxPolicy(mode="bwrap"))
+    settings.WORKBENCH_SANDBOX = "bwrap"
 
 
 def silent(command: str, **env: str) -> tuple[ServerConfig, failures.Story]:
