@@ -95,7 +95,7 @@ def configure_process(options: GatewayOptions) -> MetricsEndpoint:
     """What a gateway process sets once, before its first request: the sandbox's policies
     (`none` is logged as a warning), metrics (multiprocess files under `metrics_dir`) and
     spans when OTLP is configured. The /metrics endpoint it serves them at."""
-    sandbox_policy.announce(options.sandbox_policy())
+    sandbox_policy.announce(SandboxPolicy.of(options))
     configure_metrics(options.metrics_dir)
     configure_tracing()
     return MetricsEndpoint(options.metrics_token, options.metrics_allowed_ips)
@@ -109,7 +109,7 @@ async def assemble(options: GatewayOptions) -> GatewayParts:
 
 
 def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
-    sandbox = options.sandbox_policy()
+    sandbox = SandboxPolicy.of(options)
     shared = store_for(options.cache)
     call_log = (
         CallLog(
@@ -133,6 +133,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         tenant_max_connections=options.tenant_max_connections,
         record=record_connection,
         sandbox=sandbox,
+        recorder=recorder,
     )
     warm_up = WarmUp(
         pool,
@@ -159,7 +160,8 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
             release_claim=SignInRecords.release_claim,
             needs_reconnect=SignInRecords.needs_reconnect,
             new_link=SignInRecords.new_link,
-        )
+        ),
+        recorder,
     )
     metatools = MetaTools(MetaToolParts(pool, open_toolboxes, limiter, accounts))
     calls = InFlightCalls()

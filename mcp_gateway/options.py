@@ -1,7 +1,7 @@
 """The gateway's options for one process, from Django's settings.
 
 Each field is the setting `WORKBENCH_<FIELD>` (settings.py reads it from the environment,
-with the default given here, or by the sandbox's policies for theirs), except
+with the default given here: the sandbox's policies take theirs from here too), except
 `allowed_hosts` (ALLOWED_HOSTS) and `cache` (CACHES["default"]). `from_settings` is the one
 reader of them: the assembly reads them once at start; what a connection reads at each
 connect (`${VAR}` references, discovery bounds, the sandbox's egress) it reads through
@@ -13,13 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from mcp_gateway.downstream.sandbox.cache import CachePolicy
-from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
-from mcp_gateway.snapshots.sandbox import Limits
-
 NOT_PREFIXED = ("allowed_hosts", "cache")
-_SANDBOX = SandboxPolicy()  # the sandbox's defaults have their home in its policy
-_CACHE = CachePolicy()
 
 
 @dataclass(frozen=True)
@@ -49,19 +43,20 @@ class GatewayOptions:
     max_tools_per_server: int = 1000
     max_tool_pages: int = 100
     max_tool_bytes: int = 4 * 1024 * 1024
-    # The stdio sandbox (`sandbox_policy()`); 0 for a limit: none.
-    sandbox: str = _SANDBOX.mode
-    sandbox_memory_mb: int = _SANDBOX.limits.memory_mb or 0
-    sandbox_processes: int = _SANDBOX.limits.processes or 0
-    sandbox_cpu_seconds: int = _SANDBOX.limits.cpu_seconds or 0
-    sandbox_open_files: int = _SANDBOX.limits.open_files or 0
-    sandbox_uid_base: int = _SANDBOX.uid_base
-    sandbox_tmp_mb: int = _SANDBOX.tmp_mb
+    # The stdio sandbox (`SandboxPolicy.of`): bwrap or none, every stdio server's default
+    # limits (0: none), the first of the per-tenant uids, the tmpfs /tmp and HOME (MiB).
+    sandbox: str = "bwrap"
+    sandbox_memory_mb: int = 1024
+    sandbox_processes: int = 512
+    sandbox_cpu_seconds: int = 3600
+    sandbox_open_files: int = 1024
+    sandbox_uid_base: int = 200_000
+    sandbox_tmp_mb: int = 64
     sandbox_protected_paths: list[str] = field(default_factory=list)
     sandbox_egress_allow: list[str] = field(default_factory=list)
-    # Each tenant's package cache (`cache_policy()`): where, and its bound (MiB; 0: none).
-    sandbox_cache_dir: str = _CACHE.directory
-    sandbox_cache_mb: int = _CACHE.size_mb
+    # Each tenant's package cache (`CachePolicy.of`): where, and its bound (MiB; 0: none).
+    sandbox_cache_dir: str = "/var/lib/workbench/sandbox-cache"
+    sandbox_cache_mb: int = 1024
     # Where this host's installations claim their sandbox uid ranges (sandbox.uid_claims).
     sandbox_uid_claims_dir: str = "/var/lib/workbench/uid-claims"
     call_log: bool = True  # off: nothing is written to the call log
@@ -86,25 +81,6 @@ class GatewayOptions:
             if option.name not in NOT_PREFIXED
         }
         return cls(allowed_hosts=settings.ALLOWED_HOSTS, cache=settings.CACHES["default"], **values)
-
-    def sandbox_policy(self) -> SandboxPolicy:
-        """The gateway-wide sandbox rules."""
-        return SandboxPolicy(
-            mode=self.sandbox,
-            limits=Limits(
-                self.sandbox_memory_mb or None,
-                self.sandbox_processes or None,
-                self.sandbox_cpu_seconds or None,
-                self.sandbox_open_files or None,
-            ),
-            uid_base=self.sandbox_uid_base,
-            tmp_mb=self.sandbox_tmp_mb,
-            protected=tuple(self.sandbox_protected_paths),
-            cache=self.cache_policy(),
-        )
-
-    def cache_policy(self) -> CachePolicy:
-        return CachePolicy(directory=self.sandbox_cache_dir, size_mb=self.sandbox_cache_mb)
 
 
 def current_options() -> GatewayOptions:

@@ -27,6 +27,7 @@ from mcp_gateway.downstream.egress import (
     refused_kind,
     resolve,
 )
+from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig
 
@@ -144,7 +145,7 @@ def _command_not_found(server: ServerConfig) -> str:
 async def _silent_stdio(server: ServerConfig) -> list[str]:
     """A stdio server that never answered: its package registry, when the sandbox's
     network refuses it, is said by name with the setting that allows it."""
-    if not (server.sandbox.network and current_options().sandbox_policy().enabled):
+    if not (server.sandbox.network and SandboxPolicy.from_settings().enabled):
         return []
     registry = RUNNERS.get(os.path.basename(server.command))
     if registry is None:

@@ -13,6 +13,7 @@ import math
 import os
 import time
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Any
 
 import anyio
@@ -34,7 +35,8 @@ from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.stderr import StderrPipe
 from mcp_gateway.downstream.streams import WatchedStream, result_size
 from mcp_gateway.downstream.transports import open_transport
-from mcp_gateway.observe import metrics, tracing
+from mcp_gateway.observe import tracing
+from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
@@ -54,7 +56,9 @@ class Connection:
         max_result_bytes: int,
         auth: httpx2.Auth | None = None,
         sandbox: SandboxPolicy | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
+        self.recorder = recorder or Recorder()  # the gateway's: its metrics
         self.max_result_bytes = max_result_bytes
         self.sandbox = sandbox  # the gateway's policy (None: the settings' at connect)
         self.auth = auth  # a signed-in server's (`downstream.connected`): on every request
@@ -106,11 +110,10 @@ class Connection:
         phase = "start"
         options = current_options()
         policy, bounds = connect_settings(options)
-        sandbox = self.sandbox or options.sandbox_policy()
+        sandbox = self.sandbox or SandboxPolicy.of(options)
         environ = ReferenceEnviron(os.environ, policy)
         self._redact = redactor_for(self.server, environ)
         current_redactor.set(self._redact)  # this task and the SDK's tasks it starts
-        metrics.current_server.set(self.ref)  # whose limit kill the transport counts
         connected = False
         # One deadline over the whole connect, transport included (an SSE server may
         # accept and never send its endpoint); lifted once connected. A scope, not
@@ -129,6 +132,7 @@ class Connection:
                         max_result_bytes=self.max_result_bytes,
                         auth=self.auth,
                         sandbox=sandbox,
+                        on_limit_kill=partial(self.recorder.downstream_limit_kill, self.ref),
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
                     if stderr:
@@ -151,7 +155,7 @@ class Connection:
                     logger.info("[%s] connected (%d tools)", self.label, len(self.tools))
                     self._ready.set()
                     connected = True
-                    metrics.downstream_started(self.ref)
+                    self.recorder.downstream_started(self.ref)
                     await self._stop.wait()
             if connecting.cancelled_caught and not self._ready.is_set():
                 self._fail(
@@ -192,9 +196,9 @@ class Connection:
                     self._failure_error,
                 )
                 self.health.failed(self.error)
-                metrics.downstream_failed_to_start(self.ref)
+                self.recorder.downstream_failed_to_start(self.ref)
             if connected:
-                metrics.downstream_ended(self.ref)
+                self.recorder.downstream_ended(self.ref)
             self._stop.set()
             self._ready.set()
             self._closed.set()
@@ -309,5 +313,5 @@ class Connection:
         if not self._stop.is_set():
             self.stop()
             self.health.failed("the server connection closed")
-            metrics.downstream_crashed(self.ref)
+            self.recorder.downstream_crashed(self.ref)
         return self._call_failure("the server connection closed", "the server's stream ended")

@@ -21,6 +21,7 @@ from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.connection_recorder import RecordConnection, record_connection
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
+from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
 logger = logging.getLogger("workbench.pool")
@@ -63,6 +64,7 @@ class Pool:
         respawn: RespawnPolicy | None = None,
         record: RecordConnection | None = None,
         sandbox: SandboxPolicy | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
@@ -72,6 +74,7 @@ class Pool:
         self.respawn = respawn or RespawnPolicy()
         self.record = record  # how each new connection went, for the admin (None: unrecorded)
         self.sandbox = sandbox  # the gateway's (None: the settings' at each connect)
+        self.recorder = recorder  # the gateway's: its connections' metrics
         self._health: dict[PoolKey, ServerHealth] = {}
         self._connections: dict[PoolKey, Connection] = {}
         self._retiring: set[Connection] = set()
@@ -187,6 +190,7 @@ class Pool:
             max_result_bytes=self.max_result_bytes,
             auth=auth,
             sandbox=self.sandbox,
+            recorder=self.recorder,
         )
         self._connections[key] = conn
         self._task_group.start_soon(conn.run)

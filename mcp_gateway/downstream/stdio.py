@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
@@ -65,7 +65,6 @@ from mcp_gateway.downstream.sandbox.policy import (
 from mcp_gateway.downstream.sandbox.probe import probe
 from mcp_gateway.downstream.sandbox.start import Started, open_sandboxed
 from mcp_gateway.downstream.stderr import StderrPipe
-from mcp_gateway.observe import metrics
 from mcp_gateway.snapshots.sandbox import Limits, SandboxSpec
 
 logger = logging.getLogger("workbench.downstream")
@@ -142,6 +141,7 @@ async def _after_exit(
     read_writer: Any,
     stderr: StderrPipe | None,
     started: Started | None = None,
+    on_limit_kill: Callable[[], None] | None = None,
 ) -> None:
     """The server's output ended with calls unanswered (`initialize`, at start-up): record
     its exit code for the reason a client gets, and if a limit stopped it, say so."""
@@ -159,7 +159,8 @@ async def _after_exit(
     if reason is None:
         return
     logger.warning("sandboxed server stopped: %s", reason)
-    metrics.downstream_limit_kill()
+    if on_limit_kill is not None:
+        on_limit_kill()
     for request_id in sorted(pending, key=str):
         error = types.ErrorData(code=INTERNAL_ERROR, message=reason)
         await read_writer.send(
@@ -176,6 +177,7 @@ async def bounded_stdio_client(
     result_limit: int,
     sandbox: SandboxSpec | None = None,
     policy: SandboxPolicy | None = None,
+    on_limit_kill: Callable[[], None] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """`stdio_client`, with lines over `max_message_chars` answered as results over
     `result_limit` (the limit the operator set; a message adds its envelope to it).
@@ -184,6 +186,7 @@ async def bounded_stdio_client(
     `ClassifiedFailure` says why it cannot start and how to fix it), and when the server
     is stopped by one of its limits, the calls it leaves unanswered get a reason naming it.
     `policy`: the gateway's; None outside it (bench: `configure_sandbox`'s).
+    `on_limit_kill`: told when a limit stopped the server (the connection's recorder).
     """
     stderr = errlog if isinstance(errlog, StderrPipe) else None
     policy = policy or active_policy()
@@ -230,7 +233,9 @@ async def bounded_stdio_client(
                                     _answered(message, pending)
                                 await read_writer.send(message)
                     if pending:
-                        await _after_exit(process, limits, pending, read_writer, stderr, started)
+                        await _after_exit(
+                            process, limits, pending, read_writer, stderr, started, on_limit_kill
+                        )
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):

@@ -4,7 +4,7 @@ with `${VAR}` references expanded from the gateway's environment."""
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -89,6 +89,7 @@ def open_transport(
     egress: EgressPolicy | None = None,
     auth: httpx2.Auth | None = None,
     sandbox: SandboxPolicy,
+    on_limit_kill: Callable[[], None] | None = None,
 ) -> AbstractAsyncContextManager[Any]:
     """The SDK transport context manager for this server (enter it in the owning task)."""
     max_message_bytes = max_result_bytes + MESSAGE_ENVELOPE_BYTES
@@ -101,6 +102,7 @@ def open_transport(
             result_limit=max_result_bytes,
             sandbox=server.sandbox,
             policy=sandbox,
+            on_limit_kill=on_limit_kill,
         )
     url, headers = remote_target(server, environ)
     policy = egress or EgressPolicy.from_settings()

@@ -18,6 +18,7 @@ import anyio
 
 from mcp_gateway.database.reads import server_config
 from mcp_gateway.database.records import record_check
+from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
@@ -56,7 +57,7 @@ async def check_server(
         ref,
         connect_timeout or options.connect_timeout_seconds,
         max_result_bytes=max_result_bytes or options.max_result_bytes,
-        sandbox=options.sandbox_policy(),
+        sandbox=SandboxPolicy.of(options),
     )
     started = time.monotonic()
     async with anyio.create_task_group() as task_group:

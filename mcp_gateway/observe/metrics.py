@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import os
-from contextvars import ContextVar
 from pathlib import Path
 
 from prometheus_client import (
@@ -221,39 +220,3 @@ def _process_exiting() -> None:
     """This worker's live gauges stop counting (its connections are gone)."""
     if _multiprocess_dir:
         multiprocess.mark_process_dead(os.getpid(), _multiprocess_dir)
-
-
-# Downstream connections, by the server they are for
-
-
-def downstream_started(server: ServerRef) -> None:
-    m = metrics()
-    m.starts.labels(*server).inc()
-    m.live.labels(*server).inc()
-
-
-def downstream_failed_to_start(server: ServerRef) -> None:
-    metrics().start_failures.labels(*server).inc()
-
-
-def downstream_ended(server: ServerRef) -> None:
-    metrics().live.labels(*server).dec()
-
-
-def downstream_crashed(server: ServerRef) -> None:
-    """A live connection ended without the gateway closing it (exit, crash, dropped)."""
-    metrics().crashes.labels(*server).inc()
-
-
-# The server of the connection whose task is running (set by its owner task), so that the
-# transport underneath can count a limit kill without knowing whose process it is.
-NO_SERVER = ServerRef("", "", "")
-current_server: ContextVar[ServerRef] = ContextVar("workbench_server", default=NO_SERVER)
-
-
-def downstream_limit_kill() -> None:
-    metrics().limit_kills.labels(*current_server.get()).inc()
-
-
-def sign_in_refreshed(server_id: int, *, ok: bool) -> None:
-    metrics().sign_in_refreshes.labels(str(server_id), "ok" if ok else "failed").inc()

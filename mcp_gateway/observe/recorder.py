@@ -1,6 +1,8 @@
-"""What the gateway records of each meta-tool call, out through one seam: the metrics,
-the request span's attributes and the call log. Called at the two places on the call path
-(the front door's `open_toolbox` and `use_tool`), with the outcome the meta-tool returned."""
+"""What the gateway records, out through one seam: of each meta-tool call, the metrics,
+the request span's attributes and the call log (called at the two places on the call path,
+the front door's `open_toolbox` and `use_tool`, with the outcome the meta-tool returned);
+of the rest, the metrics of requests refused at the door, of downstream connections and of
+connected accounts' refreshes. Nothing else in the gateway moves a metric."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from mcp_gateway.observe.metrics import metrics
 from mcp_gateway.observe.outcome import Outcome
 from mcp_gateway.observe.request_context import RequestInfo, current_request
 from mcp_gateway.snapshots.callers import Caller
-from mcp_gateway.snapshots.servers import ServerConfig
+from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
 OK = "ok"
 TOOL_ERROR = tracing.TOOL_ERROR
@@ -94,6 +96,31 @@ class Recorder:
     def in_flight_refused(self, tenant: str) -> None:
         """A request refused: its key had its limit of requests in flight."""
         metrics().rate_limited.labels(tenant, "in_flight").inc()
+
+    # Downstream connections, by the server they are for
+
+    def downstream_started(self, server: ServerRef) -> None:
+        m = metrics()
+        m.starts.labels(*server).inc()
+        m.live.labels(*server).inc()
+
+    def downstream_failed_to_start(self, server: ServerRef) -> None:
+        metrics().start_failures.labels(*server).inc()
+
+    def downstream_ended(self, server: ServerRef) -> None:
+        metrics().live.labels(*server).dec()
+
+    def downstream_crashed(self, server: ServerRef) -> None:
+        """A live connection ended without the gateway closing it (exit, crash, dropped)."""
+        metrics().crashes.labels(*server).inc()
+
+    def downstream_limit_kill(self, server: ServerRef) -> None:
+        """A sandboxed server stopped by one of its limits (CPU time, memory...)."""
+        metrics().limit_kills.labels(*server).inc()
+
+    def sign_in_refreshed(self, server_id: int, *, ok: bool) -> None:
+        """A connected account's token refresh, by server (its id) and outcome."""
+        metrics().sign_in_refreshes.labels(str(server_id), "ok" if ok else "failed").inc()
 
     def _log(
         self,

@@ -22,7 +22,7 @@ import anyio
 import httpx2
 
 from mcp_gateway.downstream.connected import oauth
-from mcp_gateway.observe import metrics
+from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.servers import ServerConfig
 
@@ -83,8 +83,9 @@ SAVED_ENTRIES = 10_000
 
 
 class ConnectedAccounts:
-    def __init__(self, door: SignInDoor | None) -> None:
+    def __init__(self, door: SignInDoor | None, recorder: Recorder | None = None) -> None:
         self.door = door
+        self.recorder = recorder or Recorder()  # the gateway's (its refreshes' metrics)
         # Key -> the sign-in and the tenant version it was read at; bounded (SAVED_ENTRIES).
         self._saved: OrderedDict[Key, tuple[SavedSignIn | None, int]] = OrderedDict()
         self._locks: dict[Key, anyio.Lock] = {}  # only while a refresh runs or waits
@@ -169,7 +170,7 @@ class ConnectedAccounts:
         try:
             tokens = await oauth.refresh(current.tokens)
         except oauth.SignInFailed as exc:
-            metrics.sign_in_refreshed(server.server_id, ok=False)
+            self.recorder.sign_in_refreshed(server.server_id, ok=False)
             logger.warning("[%s] refresh failed: %s (%s)", server.name, exc.phrase, exc.detail)
             if exc.phrase == oauth.UNREACHABLE:
                 await self.door.release_claim(current.row_id, current.version)
@@ -178,7 +179,7 @@ class ConnectedAccounts:
             self._saved.pop(key, None)
             raise SignInNeeded() from None
         await self.door.save_refreshed(current.row_id, current.version, tokens)
-        metrics.sign_in_refreshed(server.server_id, ok=True)
+        self.recorder.sign_in_refreshed(server.server_id, ok=True)
         renewed = SavedSignIn(current.row_id, current.version + 1, current.status, tokens)
         self._keep(key, renewed)
         return renewed

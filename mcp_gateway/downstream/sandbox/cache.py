@@ -45,6 +45,7 @@ from mcp_gateway.downstream.sandbox.cache_entries import (
     run,
 )
 from mcp_gateway.downstream.sandbox.host_files import is_protected
+from mcp_gateway.options import GatewayOptions, current_options
 
 logger = logging.getLogger("workbench.sandbox")
 
@@ -63,16 +64,18 @@ class CachePolicy:
     """The gateway-wide cache settings (WORKBENCH_SANDBOX_CACHE_*): where, and how large
     each tenant's cache may grow (MiB; 0: no cache)."""
 
-    directory: str = "/var/lib/workbench/sandbox-cache"
-    size_mb: int = 1024
+    directory: str = GatewayOptions.sandbox_cache_dir  # the defaults' home: the options
+    size_mb: int = GatewayOptions.sandbox_cache_mb
     mkfs: str = "mkfs.ext4"
 
     @classmethod
-    def from_settings(cls) -> CachePolicy:
-        """From the WORKBENCH_SANDBOX_CACHE_* settings, through the gateway's options."""
-        from mcp_gateway.options import current_options
+    def of(cls, options: GatewayOptions) -> CachePolicy:
+        return cls(directory=options.sandbox_cache_dir, size_mb=options.sandbox_cache_mb)
 
-        return current_options().cache_policy()
+    @classmethod
+    def from_settings(cls) -> CachePolicy:
+        """From the WORKBENCH_SANDBOX_CACHE_* settings, as they are now."""
+        return cls.of(current_options())
 
 
 # The cache of sandboxes started outside the gateway (bench), whose policy names none;

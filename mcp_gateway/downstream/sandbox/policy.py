@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mcp_gateway.downstream.sandbox.cache import CachePolicy
+from mcp_gateway.options import GatewayOptions, current_options
 from mcp_gateway.snapshots.sandbox import Limits, SandboxSpec
 
 logger = logging.getLogger("workbench.sandbox")
@@ -24,10 +25,10 @@ FIX = (
 class SandboxPolicy:
     """The gateway-wide rules (from the WORKBENCH_SANDBOX* settings)."""
 
-    mode: str = "bwrap"
-    limits: Limits = field(default_factory=lambda: Limits(1024, 512, 3600, 1024))
-    uid_base: int = 200_000
-    tmp_mb: int = 64  # each of the tmpfs /tmp and HOME, at the most
+    mode: str = GatewayOptions.sandbox  # the defaults' home: the gateway's options
+    limits: Limits = field(default_factory=lambda: SandboxPolicy.limits_of(GatewayOptions()))
+    uid_base: int = GatewayOptions.sandbox_uid_base
+    tmp_mb: int = GatewayOptions.sandbox_tmp_mb  # each of the tmpfs /tmp and HOME, at most
     # Never bound, and masked where a system directory would show them: the project
     # directory, the database's directory, the env file, ...
     protected: tuple[str, ...] = ()
@@ -42,12 +43,31 @@ class SandboxPolicy:
     def enabled(self) -> bool:
         return self.mode == "bwrap"
 
+    @staticmethod
+    def limits_of(options: GatewayOptions) -> Limits:
+        return Limits(
+            options.sandbox_memory_mb or None,
+            options.sandbox_processes or None,
+            options.sandbox_cpu_seconds or None,
+            options.sandbox_open_files or None,
+        )
+
+    @classmethod
+    def of(cls, options: GatewayOptions) -> SandboxPolicy:
+        """The gateway-wide rules its options (WORKBENCH_SANDBOX*) give, with its cache's."""
+        return cls(
+            mode=options.sandbox,
+            limits=cls.limits_of(options),
+            uid_base=options.sandbox_uid_base,
+            tmp_mb=options.sandbox_tmp_mb,
+            protected=tuple(options.sandbox_protected_paths),
+            cache=CachePolicy.of(options),
+        )
+
     @classmethod
     def from_settings(cls) -> SandboxPolicy:
-        """From Django's WORKBENCH_SANDBOX* settings, through the gateway's options."""
-        from mcp_gateway.options import current_options
-
-        return current_options().sandbox_policy()
+        """From Django's WORKBENCH_SANDBOX* settings, as they are now."""
+        return cls.of(current_options())
 
 
 def announce(policy: SandboxPolicy) -> None:

@@ -11,7 +11,6 @@ import pytest
 from mcp_gateway.downstream.envrefs import ExpansionError
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.transports import remote_target, stdio_parameters
-from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig
 
 ENVIRON = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "TOKEN": "s3cret"}
@@ -48,7 +47,7 @@ def test_a_stdio_server_gets_the_minimal_base_and_its_own_env():
 
 def test_inside_the_sandbox_the_command_is_bubblewrap_and_home_its_own():
     server = ServerConfig("tool", "stdio", command=sys.executable, args=("-V",))
-    policy = current_options().sandbox_policy()
+    policy = SandboxPolicy.from_settings()
     params = stdio_parameters(server, ENVIRON, policy)
     if not policy.enabled:
         pytest.skip("the sandbox is off in this run (WORKBENCH_SANDBOX=none)")
