@@ -92,12 +92,12 @@ class GatewayParts:
 
 
 def configure_process(options: GatewayOptions) -> MetricsEndpoint:
-    """What a gateway process sets once, before its first request: the sandbox's policies
-    (`none` is logged as a warning), metrics (multiprocess files under `metrics_dir`) and
-    spans when OTLP is configured. The /metrics endpoint it serves them at."""
+    """What a gateway process sets once, before its first request: the sandbox's policy
+    checked (`none` is logged as a warning) and metrics (multiprocess files under
+    `metrics_dir`: prometheus' value class is the process's). The /metrics endpoint it
+    serves them at. Spans are switched on or off by `build_parts` (`configure_tracing`)."""
     sandbox_policy.announce(SandboxPolicy.of(options))
     configure_metrics(options.metrics_dir)
-    configure_tracing()
     return MetricsEndpoint(options.metrics_token, options.metrics_allowed_ips)
 
 
@@ -121,7 +121,10 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         if options.call_log
         else None
     )
-    recorder = Recorder(call_log, ClientNames(shared, options.session_idle_seconds))
+    # Spans exported or not: the one switch, read by the recorder and what it is handed to.
+    recorder = Recorder(
+        call_log, ClientNames(shared, options.session_idle_seconds), tracing=configure_tracing()
+    )
     snapshots = Snapshots(shared)
     snapshots.installation = found.id  # TODO(kernel helper): a parameter of Snapshots
     open_toolboxes = OpenToolboxes(options.session_idle_seconds, shared, prefix=found.prefix)

@@ -255,7 +255,7 @@ class Connection:
             # validating it against the tool's outputSchema here (the client may).
             with (
                 anyio.move_on_after(timeout) as deadline,
-                tracing.downstream_span(self.ref, name) as span,
+                tracing.downstream_span(self.ref, name, self.recorder.tracing) as span,
             ):
                 result = await session.send_request(
                     types.CallToolRequest(

@@ -15,9 +15,9 @@ from mcp_gateway.observe.client_names import ClientNames, client_of, declares_ur
 from mcp_gateway.observe.request_context import RequestInfo
 
 
-def request_middlewares(client_names: ClientNames | None) -> list[Any]:
+def request_middlewares(client_names: ClientNames | None, spans: bool) -> list[Any]:
     """Context-tier middleware for the SDK `Server`; the SDK's OpenTelemetry middleware
-    comes back only when spans are exported (`tracing.configure_tracing`)."""
+    comes back only when spans are exported (`spans`: the recorder's `tracing`)."""
 
     async def name_request(
         ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -37,13 +37,13 @@ def request_middlewares(client_names: ClientNames | None) -> list[Any]:
         tenant = state.caller.tenant.slug if state is not None else ""
         info = RequestInfo(session_id, *(client or ("", "")), str(ctx.request_id or ""), tenant)
         token = request_context.current.set(info)
-        if tracing.tracing():
+        if spans:
             tracing.annotate_request(info, tenant)
         try:
             return await call_next(ctx)
         finally:
             request_context.current.reset(token)
 
-    if not tracing.tracing():
+    if not spans:
         return [name_request]
     return [OpenTelemetryMiddleware(), name_request]

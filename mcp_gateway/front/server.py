@@ -137,6 +137,9 @@ def build_server(
         on_call_tool=call_tool,
     )
     # Replaces the SDK's default middleware: the SDK's own OpenTelemetry middleware comes
-    # back only when spans are exported (tracing.configure_tracing).
-    server.middleware = [*request_middlewares(recorder.client_names), per_caller_instructions]
+    # back only when spans are exported (the recorder's `tracing`).
+    server.middleware = [
+        *request_middlewares(recorder.client_names, recorder.tracing),
+        per_caller_instructions,
+    ]
     return server

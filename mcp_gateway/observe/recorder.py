@@ -40,10 +40,12 @@ def outcome_label(outcome: Outcome) -> str:
 
 @dataclass
 class Recorder:
-    """Metrics for every call; the call log when one is given; spans when tracing is on."""
+    """Metrics for every call; the call log when one is given; spans when `tracing` (the
+    assembly's `configure_tracing()`)."""
 
     call_log: CallLog | None = None
     client_names: ClientNames | None = None
+    tracing: bool = False
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Recorder]:
@@ -86,7 +88,7 @@ class Recorder:
             m.rate_limited.labels(caller.tenant.slug, "use_tool").inc()
         if self.call_log is not None:
             self._log("use_tool", caller, arguments, outcome, elapsed, label)
-        if tracing.tracing():
+        if self.tracing:
             tracing.annotate_outcome(labels, label, signed_in_as(caller, server))
 
     def auth_refused(self, reason: str) -> None:

@@ -1,5 +1,6 @@
 """OpenTelemetry spans: exported only when a tracer provider is configured
-(`configure_tracing`); the hot path checks one boolean otherwise."""
+(`configure_tracing`, whose answer the assembly hands to the recorder); the hot path checks
+that one boolean otherwise."""
 
 from __future__ import annotations
 
@@ -23,38 +24,27 @@ if TYPE_CHECKING:
 
 TOOL_ERROR = "tool_error"
 
-_tracing = False
-
 
 def configure_tracing() -> bool:
-    """Spans exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_* variables name
-    an endpoint; otherwise none at all. A tracer provider already set (a test's in-memory
-    exporter) is used as it is."""
-    global _tracing
-
+    """Whether spans are exported: over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_*
+    variables name an endpoint; otherwise none at all. A tracer provider already set (a
+    test's in-memory exporter, or an earlier call's) is used as it is."""
     current = trace.get_tracer_provider()
     if type(current).__module__.startswith("opentelemetry.sdk"):
-        _tracing = True
         sdk_spans(True)
         return True
     if not (
         os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     ):
-        _tracing = False
         sdk_spans(False)
         return False
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "workbench")})
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
-    _tracing = True
     sdk_spans(True)
     return True
-
-
-def tracing() -> bool:
-    return _tracing
 
 
 class DownstreamSpan:
@@ -70,11 +60,11 @@ class DownstreamSpan:
 
 
 @contextmanager
-def downstream_span(server_ref: ServerRef, tool: str) -> Iterator[DownstreamSpan]:
-    """One span per downstream tools/call; the SDK's own client span nests inside it and
-    passes its context on in `params._meta.traceparent`."""
+def downstream_span(server_ref: ServerRef, tool: str, on: bool) -> Iterator[DownstreamSpan]:
+    """One span per downstream tools/call (when `on`: spans are exported); the SDK's own
+    client span nests inside it and passes its context on in `params._meta.traceparent`."""
     call = DownstreamSpan()
-    if not _tracing:
+    if not on:
         yield call
         return
     tenant, toolbox, server = server_ref

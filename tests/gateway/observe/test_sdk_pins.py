@@ -92,8 +92,9 @@ def test_the_dispatcher_still_looks_up_its_span_helpers_by_module_name():
 def test_the_sdk_spans_are_off_without_a_tracer_and_back_with_one():
     from mcp.shared import _otel, jsonrpc_dispatcher
 
-    from mcp_gateway.observe import sdk_patch, tracing
+    from mcp_gateway.observe import sdk_patch
 
+    was_on = jsonrpc_dispatcher.otel_span is _otel.otel_span
     try:
         sdk_patch.sdk_spans(False)
         assert jsonrpc_dispatcher.otel_span is sdk_patch.no_span
@@ -101,11 +102,11 @@ def test_the_sdk_spans_are_off_without_a_tracer_and_back_with_one():
             span.set_attributes({"a": "b"})  # what send_request does with it
             span.set_status(None)
     finally:
-        sdk_patch.sdk_spans(tracing.tracing())
+        sdk_patch.sdk_spans(was_on)
     sdk_patch.sdk_spans(True)
     assert jsonrpc_dispatcher.otel_span is _otel.otel_span
     assert jsonrpc_dispatcher.inject_trace_context is _otel.inject_trace_context
-    sdk_patch.sdk_spans(tracing.tracing())
+    sdk_patch.sdk_spans(was_on)
 
 
 def test_the_session_manager_still_offers_json_answers_and_the_accept_check():
