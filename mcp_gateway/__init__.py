@@ -6,7 +6,8 @@ site, the benchmarks) may use, and the only import of the gateway they make
 `front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool), `downstream` (the pool,
 its connections and the stdio sandbox), `observe` (metrics, spans, logs, the call log),
 `snapshots` and `database` (what the gateway reads from the admins' world and writes to it),
-`store` (the shared store), `for_admins` (what the admin asks the gateway).
+`store` (the shared store), `for_admins` (what the admin asks the gateway); beside them
+`options` (every setting the gateway reads) and `assembly` (its parts, built from them).
 
 Every name is imported when first used (a module `__getattr__`): the settings and the
 admin import this module, and a manage.py command that connects nothing must load neither

@@ -11,9 +11,7 @@ from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
 from accounts.sso.providers import check as check_sso_settings
 from mcp_gateway import (
-    CachePolicy,
     GatewayOptions,
-    SandboxPolicy,
     embedded_store,
     env_file_names,
     protect_cache_directory,
@@ -287,26 +285,25 @@ WORKBENCH_MAX_TOOL_BYTES: int = env.int("WORKBENCH_MAX_TOOL_BYTES", default=_D.m
 # The stdio sandbox (mcp_gateway/downstream/sandbox/; README "Security model"): bwrap or none, the
 # default limits of every stdio server (0: none), the first of the per-tenant uids, and
 # the gateway's own paths that no server may see or mount.
-_SANDBOX = SandboxPolicy()
-WORKBENCH_SANDBOX: str = env.str("WORKBENCH_SANDBOX", default=_SANDBOX.mode)
+WORKBENCH_SANDBOX: str = env.str("WORKBENCH_SANDBOX", default=_D.sandbox)
 WORKBENCH_SANDBOX_MEMORY_MB: int = env.int(
-    "WORKBENCH_SANDBOX_MEMORY_MB", default=_SANDBOX.limits.memory_mb
+    "WORKBENCH_SANDBOX_MEMORY_MB", default=_D.sandbox_memory_mb
 )
 WORKBENCH_SANDBOX_PROCESSES: int = env.int(
-    "WORKBENCH_SANDBOX_PROCESSES", default=_SANDBOX.limits.processes
+    "WORKBENCH_SANDBOX_PROCESSES", default=_D.sandbox_processes
 )
 WORKBENCH_SANDBOX_CPU_SECONDS: int = env.int(
-    "WORKBENCH_SANDBOX_CPU_SECONDS", default=_SANDBOX.limits.cpu_seconds
+    "WORKBENCH_SANDBOX_CPU_SECONDS", default=_D.sandbox_cpu_seconds
 )
 WORKBENCH_SANDBOX_OPEN_FILES: int = env.int(
-    "WORKBENCH_SANDBOX_OPEN_FILES", default=_SANDBOX.limits.open_files
+    "WORKBENCH_SANDBOX_OPEN_FILES", default=_D.sandbox_open_files
 )
-WORKBENCH_SANDBOX_UID_BASE: int = env.int("WORKBENCH_SANDBOX_UID_BASE", default=_SANDBOX.uid_base)
+WORKBENCH_SANDBOX_UID_BASE: int = env.int("WORKBENCH_SANDBOX_UID_BASE", default=_D.sandbox_uid_base)
 # Where each installation on this host claims its uid base (downstream/sandbox/uid_claims).
 WORKBENCH_SANDBOX_UID_CLAIMS_DIR: str = env.str(
     "WORKBENCH_SANDBOX_UID_CLAIMS_DIR", default=_D.sandbox_uid_claims_dir
 )
-WORKBENCH_SANDBOX_TMP_MB: int = env.int("WORKBENCH_SANDBOX_TMP_MB", default=_SANDBOX.tmp_mb)
+WORKBENCH_SANDBOX_TMP_MB: int = env.int("WORKBENCH_SANDBOX_TMP_MB", default=_D.sandbox_tmp_mb)
 # Networks and host names every sandboxed stdio server may reach beyond public addresses
 # (each server may add its own: `egress_allow`). Never the host's loopback, whatever the
 # networks named: a server reaches a host port only when an operator names it on that
@@ -334,9 +331,10 @@ WORKBENCH_SANDBOX_PROTECTED_PATHS: list[str] = sorted(
 )
 # Each tenant's persistent package cache (~/.npm, ~/.cache; downstream/sandbox/cache.py):
 # where, and its bound in MiB (0: none). No server may mount the directory itself.
-_CACHE = CachePolicy()
-WORKBENCH_SANDBOX_CACHE_DIR: str = env.str("WORKBENCH_SANDBOX_CACHE_DIR", default=_CACHE.directory)
-WORKBENCH_SANDBOX_CACHE_MB: int = env.int("WORKBENCH_SANDBOX_CACHE_MB", default=_CACHE.size_mb)
+WORKBENCH_SANDBOX_CACHE_DIR: str = env.str(
+    "WORKBENCH_SANDBOX_CACHE_DIR", default=_D.sandbox_cache_dir
+)
+WORKBENCH_SANDBOX_CACHE_MB: int = env.int("WORKBENCH_SANDBOX_CACHE_MB", default=_D.sandbox_cache_mb)
 WORKBENCH_SANDBOX_PROTECTED_PATHS = protect_cache_directory(
     WORKBENCH_SANDBOX_CACHE_DIR, WORKBENCH_SANDBOX_PROTECTED_PATHS
 )
