@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from importlib import import_module
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typed for readers and mypy: what the admin's questions are answered by
+    from mcp_gateway.for_admins.key_view import KeySees, estimated_tokens, key_sees
+    from mcp_gateway.for_admins.server_check import CheckResult, check_servers
+    from mcp_gateway.front.endpoints import tenant_endpoint
 
 __version__ = version("workbench")  # one home: pyproject.toml
 
@@ -38,19 +43,12 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "shared_cache": ("mcp_gateway.store.backends", "shared_cache"),
     "EmbeddedStore": ("mcp_gateway.store.shared", "EmbeddedStore"),
     "REDIS_BACKEND": ("mcp_gateway.store.backends", "REDIS_BACKEND"),
-    "installation_prefix": ("mcp_gateway.store.backends", "installation_prefix"),
-    "describe_store": ("mcp_gateway.store.backends", "describe_store"),
-    # The stdio sandbox: its settings, the paths an admin may name, a spawn (bench)
+    # The stdio sandbox: its settings, a spawn (bench)
     "SandboxPolicy": (f"{_SANDBOX}.policy", "SandboxPolicy"),
     "configure_sandbox": (f"{_SANDBOX}.policy", "configure"),
     "SandboxSpec": ("mcp_gateway.snapshots.sandbox", "SandboxSpec"),
     "CachePolicy": (f"{_SANDBOX}.cache", "CachePolicy"),
     "protect_cache_directory": (f"{_SANDBOX}.cache", "protect_directory"),
-    "root_pattern": (f"{_SANDBOX}.paths", "root_pattern"),
-    "tenant_roots": (f"{_SANDBOX}.paths", "tenant_roots"),
-    "path_problem": (f"{_SANDBOX}.paths", "problem"),
-    "PathRefused": (f"{_SANDBOX}.paths", "PathRefused"),
-    "named_paths": (f"{_SANDBOX}.host_files", "named_paths"),
     "SANDBOX_HOME": (f"{_SANDBOX}.argv", "HOME"),
     "sandbox_launch": (f"{_SANDBOX}.argv", "launch"),
     "open_sandboxed": (f"{_SANDBOX}.start", "open_sandboxed"),
@@ -101,7 +99,6 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "JsonFormatter",
     "KeySees",
     "MetricsEndpoint",
-    "PathRefused",
     "PinnedTransport",
     "RepeatLimit",
     "SandboxPolicy",
@@ -116,29 +113,23 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "configure_metrics",
     "configure_sandbox",
     "configure_tracing",
-    "describe_store",
     "embedded_store",
     "env_file_names",
     "estimated_tokens",
     "finish_sign_in",
-    "installation_prefix",
     "is_gateway_path",
     "key_refusal",
     "key_sees",
     "live_downstream",
-    "named_paths",
     "open_sandboxed",
-    "path_problem",
     "protect_cache_directory",
     "read_uid_claim",
     "retire_uid_claim",
     "revoke_sign_in",
-    "root_pattern",
     "sandbox_launch",
     "seccomp_program",
     "shared_cache",
     "tenant_endpoint",
-    "tenant_roots",
     "uid_claim_held",
     "warming",
 ]

@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
 from accounts.sso.providers import check as check_sso_settings
+from kernel.tenant_paths import root_pattern
 from mcp_gateway import (
     CachePolicy,
     GatewayOptions,
@@ -17,7 +18,6 @@ from mcp_gateway import (
     embedded_store,
     env_file_names,
     protect_cache_directory,
-    root_pattern,
     shared_cache,
 )
 from workbench_site.dbfile import make_private, sqlite_path
@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "api",
     "ninja",  # the management API's docs page, served from static files
     "connections",
+    "workbench_site",  # the composition root: answers the admin's questions of the gateway
 ]
 
 MIDDLEWARE = [

@@ -22,8 +22,8 @@ from django.core.cache import cache
 from accounts.models.members import member_refusal
 from connections import store as sign_ins
 from kernel.pins import Pins
+from kernel.tenant_paths import tenant_roots
 from mcp_gateway.database.threads import in_thread
-from mcp_gateway.downstream.sandbox.paths import tenant_roots
 from mcp_gateway.snapshots.callers import KeyRecord
 from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.sandbox import Limits, Mount, SandboxSpec

@@ -38,6 +38,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from kernel.named_paths import is_protected
 from mcp_gateway.downstream.sandbox.cache_entries import (
     BOUND,
     TRASH,
@@ -45,7 +46,6 @@ from mcp_gateway.downstream.sandbox.cache_entries import (
     prune,
     run,
 )
-from mcp_gateway.downstream.sandbox.host_files import is_protected
 
 logger = logging.getLogger("workbench.sandbox")
 
