@@ -14,12 +14,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from accounts.admin.forms import InviteForm
-from accounts.admin_scope import TenantScoped
 from accounts.members import add_member, remove_member
 from accounts.models import Membership
-from accounts.roles import is_operator
-from toolboxes.admin import handoff
-from toolboxes.admin.pages import object_for, object_view_url, page
+from kernel.admin_kit import handoff
+from kernel.admin_kit.pages import object_for, object_view_url, page
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import is_operator
 
 HANDOFF_KIND = "one_time_password"
 
