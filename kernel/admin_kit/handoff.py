@@ -5,7 +5,7 @@ The view that makes it holds it (`hold`) and redirects (a reload never makes a s
 the hand-off page takes it (`take`) as it shows it, so a reload or a second visit shows it
 no more. Meanwhile it waits in the maker's session, encrypted (`kernel.crypto`), one
 per kind, for `HANDOFF_SECONDS` at most. The page shows it in a read-only field with a
-copy button (`admin/secret_once.html`, `toolboxes/copy.js`) and is never cached.
+copy button (`admin/secret_once.html`, `admin_kit/copy.js`) and is never cached.
 """
 
 from __future__ import annotations
