@@ -1,6 +1,6 @@
 """Members' personal API tokens in the admin: each member makes and revokes their own
 (operators see everyone's, to revoke one); the new token is shown once, on a hand-off
-page, through the API keys' hand-off (`toolboxes.admin.keys`)."""
+page, as a new API key is (`kernel.admin_kit.handoff`)."""
 
 from __future__ import annotations
 

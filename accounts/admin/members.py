@@ -1,8 +1,9 @@
 """Members in the admin: operators manage all; a tenant's admins invite, re-role and remove
 its members; viewers read the list.
 
-A new user's one-time password is handed over as a new API key is (`toolboxes.admin.
-handoff`): the add redirects to the member's hand-off page, which shows it once."""
+A new user's one-time password is handed over as a new API key is
+(`kernel.admin_kit.handoff`): the add redirects to the member's hand-off page, which shows
+it once."""
 
 from __future__ import annotations
 
