@@ -19,10 +19,10 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from accounts.models import ADMIN
 from accounts.oauth_views import public_base
 from connections import store, texts
 from connections.models import PendingSignIn, Registration
+from kernel.roles import ADMIN
 from toolboxes.launch import launch_of
 from toolboxes.models import AuthMode, Server
 

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "servestatic",  # its configuration checks (it warns at start without them)
     "axes",
     "oauth2_provider",
+    "kernel.admin_kit",  # the admins' shared pages: templates and the copy button
     "toolboxes",
     "accounts",
     "calls",

@@ -1,6 +1,6 @@
 """A member's personal access token for the management API (`/api/v1`).
 
-It acts with its owner's roles (`accounts.roles`), optionally narrowed to one tenant and
+It acts with its owner's roles (`kernel.roles`), optionally narrowed to one tenant and
 to reading; it expires, and can be revoked. The token itself is shown once, when made.
 """
 

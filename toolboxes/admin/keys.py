@@ -21,12 +21,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.admin_scope import TenantScoped
-from accounts.roles import is_operator
-from toolboxes.admin import handoff
+from kernel.admin_kit import handoff
+from kernel.admin_kit.pages import confirm_and_act, object_for, object_view_url, page
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import is_operator
 from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
 from toolboxes.admin.forms import ApiKeyForm
-from toolboxes.admin.pages import confirm_and_act, object_for, object_view_url, page
 from toolboxes.gateway_questions import KeySees, estimated_tokens, key_sees, tenant_endpoint
 from toolboxes.models import ApiKey, Server, ToolPin
 

@@ -23,11 +23,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.admin_scope import AdminMixin
-from accounts.roles import is_operator
+from kernel.admin_kit.pages import object_for, object_view_url, page
+from kernel.admin_kit.scoping import AdminMixin
+from kernel.roles import is_operator
 from toolboxes import server_status
 from toolboxes.admin import background_checks
-from toolboxes.admin.pages import object_for, object_view_url, page
 from toolboxes.gateway_questions import CheckResult
 from toolboxes.models import Server
 

@@ -11,9 +11,9 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from accounts.admin_scope import AdminMixin
-from accounts.roles import is_operator
+from kernel.admin_kit.scoping import AdminMixin
 from kernel.masking import MASK
+from kernel.roles import is_operator
 from toolboxes.launch import launch_of
 from toolboxes.models import Server
 
