@@ -231,8 +231,6 @@ DIAGRAM = ROOT / "docs" / "architecture.md"
 NOT_YET_REMOVED = {
     ("accounts", "mcp_gateway"),
     ("connections", "mcp_gateway"),
-    ("toolboxes", "accounts"),
-    ("calls", "accounts"),
 }
 Arrow = tuple[str, str]
 _ROW = re.compile(r"^\s*([a-z_]+)\s*(?:──▶\s*([a-z_, ]*[a-z_]))?\s*(?:\(.*\))?$")
