@@ -3,6 +3,8 @@
 `redaction` (secret values out of logs and the call log), `pins` (the pin rule: a tool's
 definition, its digest, which tools wait for an admin), `headers` (what no configuration
 may set on a request), `masking` (how a secret is shown to an admin), `incidents` (the id
-joining a client's short reason to the log line with the whole story). Apps import it; it
-imports none of them (tests/gateway/test_arrows.py holds this).
+joining a client's short reason to the log line with the whole story), `classified` (a
+failure's two voices: the client's phrase, the log's detail), `egress` (where an outbound
+request may go: resolve, check, pin). Apps import it; it imports none of them
+(tests/gateway/test_arrows.py holds this).
 """

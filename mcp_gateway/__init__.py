@@ -61,10 +61,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "retire_uid_claim": (f"{_SANDBOX}.uid_claims", "retire_claim"),
     "uid_claim_held": (f"{_SANDBOX}.uid_claims", "claim_held"),
     "read_uid_claim": (f"{_SANDBOX}.uid_claims", "read_claim"),
-    # Where a remote address may be reached (accounts' client metadata documents)
-    "EgressPolicy": ("mcp_gateway.downstream.egress", "EgressPolicy"),
-    "PinnedTransport": ("mcp_gateway.downstream.egress", "PinnedTransport"),
-    "ClassifiedFailure": ("mcp_gateway.downstream.failures", "ClassifiedFailure"),
     "warming": ("mcp_gateway.downstream.warmup", "warming"),
     # Connected accounts: the OAuth client that signs people in to remote servers
     "SignInClient": ("mcp_gateway.downstream.connected.oauth", "Client"),
@@ -93,8 +89,6 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "SANDBOX_HOME",
     "CachePolicy",
     "CheckResult",
-    "ClassifiedFailure",
-    "EgressPolicy",
     "EmbeddedStore",
     "Gateway",
     "GatewayOptions",
@@ -102,7 +96,6 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "KeySees",
     "MetricsEndpoint",
     "PathRefused",
-    "PinnedTransport",
     "RepeatLimit",
     "SandboxPolicy",
     "SandboxSpec",

@@ -46,8 +46,8 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
-from mcp_gateway.downstream.egress import EgressPolicy, PinnedTransport
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy, PinnedTransport
 
 logger = logging.getLogger("workbench.connected")
 

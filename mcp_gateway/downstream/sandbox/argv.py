@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import cache as sandbox_cache
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox import seccomp as sandbox_seccomp

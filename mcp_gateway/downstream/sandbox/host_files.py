@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import paths as sandbox_paths
 
 # The host's system directories, read-only (symlinks such as /bin -> usr/bin are copied).

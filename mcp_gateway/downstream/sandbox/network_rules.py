@@ -20,8 +20,8 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mcp_gateway.downstream.egress import EgressPolicy, IPAddress, refused_kind, resolve
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy, IPAddress, refused_kind, resolve
 
 logger = logging.getLogger("workbench.sandbox")
 

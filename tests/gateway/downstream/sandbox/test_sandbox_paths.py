@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox.argv import sandbox_argv
 from mcp_gateway.downstream.sandbox.host_files import command_files
 from mcp_gateway.downstream.sandbox.paths import REFUSED, problem, root_pattern, tenant_roots
