@@ -5,6 +5,7 @@ definition, its digest, which tools wait for an admin), `headers` (what no confi
 may set on a request), `masking` (how a secret is shown to an admin), `incidents` (the id
 joining a client's short reason to the log line with the whole story), `classified` (a
 failure's two voices: the client's phrase, the log's detail), `egress` (where an outbound
-request may go: resolve, check, pin). Apps import it; it imports none of them
-(tests/gateway/test_arrows.py holds this).
+request may go: resolve, check, pin), `oauth_sign_in` (the OAuth client that signs people in
+to remote servers, on the SDK's: connected accounts' sign-ins and refreshes). Apps import
+it; it imports none of them (tests/gateway/test_arrows.py holds this).
 """
