@@ -71,8 +71,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
-    # Why /mcp refuses an API key (accounts' OAuth client registration)
-    "key_refusal": ("mcp_gateway.front.auth", "key_refusal"),
     # The dashboard's live connections (this host's gateway processes)
     "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
 }
@@ -106,7 +104,6 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "estimated_tokens",
     "installation_prefix",
     "is_gateway_path",
-    "key_refusal",
     "key_sees",
     "live_downstream",
     "named_paths",
