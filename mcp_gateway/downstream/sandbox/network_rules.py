@@ -1,7 +1,7 @@
 """What a sandbox's network may reach: the sandboxes' allowance (WORKBENCH_SANDBOX_EGRESS_ALLOW
 and the server's own: networks, allowed host names resolved at each spawn), the host
 ports an operator named on the server, and the nftables rules installed in its
-namespace, the same refusals as remote servers get (`downstream.egress`). Pure but for
+namespace, the same refusals as remote servers get (`kernel.egress`). Pure but for
 resolving.
 
 The host's loopback (the gateway's port, the database, the shared store, whatever else
