@@ -8,6 +8,9 @@ do what in which tenant, and the roles' names), `crypto` (secrets encrypted at r
 `admin_kit` (what every app's admin shares: pages, hand-off, scoping), `tenant_paths` and
 `named_paths` (which host paths a sandboxed server may be shown: the admin's validation and
 each spawn check by them), `store_names` (the shared store's entry prefix per installation,
-and which store a process uses). Apps import it; it imports none of them
+and which store a process uses), `classified` (a failure's two voices: the client's phrase,
+the log's detail), `egress` (where an outbound request may go: resolve, check, pin),
+`oauth_sign_in` (the OAuth client that signs people in to remote servers, on the SDK's:
+connected accounts' sign-ins and refreshes). Apps import it; it imports none of them
 (tests/gateway/test_arrows.py holds this).
 """

@@ -151,10 +151,6 @@ def load_key(prefix: str) -> KeyRecord | None:
     )
 
 
-def tenant_active(tenant_id: int) -> bool:
-    return Tenant.objects.filter(pk=tenant_id, is_active=True).exists()
-
-
 def _owner_refusal(api_key: ApiKey) -> str:
     """Why a personal key's member may no longer use it ("" while they may), as for an
     OAuth grant: its memberships' changes move the tenant's version, so this is read again."""

@@ -226,12 +226,6 @@ ORDER = (
     "workbench_site",
 )
 DIAGRAM = ROOT / "docs" / "architecture.md"
-# Arrows other work of issue 32 is removing: counted as drawn until it is merged (then this
-# list is emptied; test_not_yet_removed_arrows_are_there says when one is gone).
-NOT_YET_REMOVED = {
-    ("accounts", "mcp_gateway"),
-    ("connections", "mcp_gateway"),
-}
 Arrow = tuple[str, str]
 _ROW = re.compile(r"^\s*([a-z_]+)\s*(?:──▶\s*([a-z_, ]*[a-z_]))?\s*(?:\(.*\))?$")
 
@@ -281,9 +275,9 @@ def arrow_problems(found: dict[Arrow, list[str]], rows: list[str], drawn: set[Ar
         if position.get(source, 0) >= position.get(target, 0):
             problems.append(f"the diagram draws {source} -> {target}, which goes up")
     for arrow, where in sorted(found.items()):
-        if arrow not in drawn | NOT_YET_REMOVED:
+        if arrow not in drawn:
             problems.append(f"{arrow[0]} -> {arrow[1]} is not in the diagram ({where[0]})")
-    counted = set(found) - NOT_YET_REMOVED
+    counted = set(found)
     for source, target in sorted(counted):
         if (target, source) in counted and source < target:
             problems.append(f"{source} and {target} import each other")
@@ -314,8 +308,3 @@ def test_an_arrow_the_diagram_does_not_draw_fails_naming_it():
         "the diagram draws kernel -> toolboxes, which goes up",
         "kernel and toolboxes import each other",
     ]
-
-
-def test_not_yet_removed_arrows_are_there():
-    """Each arrow still to be removed is still made: once one is gone, strike it out."""
-    assert NOT_YET_REMOVED - set(app_arrows()) == set()

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kernel.classified import ClassifiedFailure
 from kernel.named_paths import SYSTEM_DIRS
 from kernel.tenant_paths import inside
-from mcp_gateway.downstream.failures import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import cache as sandbox_cache
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox import seccomp as sandbox_seccomp

@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernel.classified import ClassifiedFailure
 from kernel.named_paths import (
     SCRIPT_SUFFIXES,
     SYSTEM_DIRS,
@@ -18,7 +19,6 @@ from kernel.named_paths import (
     python_home,
 )
 from kernel.tenant_paths import PathRefused, check, inside
-from mcp_gateway.downstream.failures import ClassifiedFailure
 from mcp_gateway.downstream.sandbox.paths import REFUSED
 
 

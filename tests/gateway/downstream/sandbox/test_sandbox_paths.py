@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from kernel.classified import ClassifiedFailure
 from kernel.tenant_paths import problem, root_pattern, tenant_roots
-from mcp_gateway.downstream.failures import ClassifiedFailure
 from mcp_gateway.downstream.sandbox.argv import sandbox_argv
 from mcp_gateway.downstream.sandbox.host_files import command_files
 from mcp_gateway.downstream.sandbox.paths import REFUSED
