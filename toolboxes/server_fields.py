@@ -174,7 +174,6 @@ SERVER_FIELDS: tuple[ServerField, ...] = (
     ),
     F("pinning", "tools", snapshot=("pins",)),
     F("enabled", "status", snapshot=("presence",)),
-    F("notes", "first", file=None, api=None),  # the admins' own: not in the file or the API
     F("last_check_ok", **_STATUS, answer="last_check_ok"),
     F("last_check_at", **_STATUS, answer="last_check_at"),
     F("last_check_ms", **_STATUS, answer=None),

@@ -121,7 +121,6 @@ class Server(SandboxSettings, SignInSettings):
         help_text="Hold tools whose definitions are new or changed until an admin approves.",
     )
     enabled = models.BooleanField(default=True)
-    notes = models.TextField(blank=True, help_text="For the admins: what this server is for.")
     # The last connect's result, from an admin's check or the gateway's own connects
     # (`toolboxes.server_status`); written with update(), so no configuration version moves.
     last_check_ok = models.BooleanField("last check succeeded", null=True, editable=False)
