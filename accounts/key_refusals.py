@@ -80,9 +80,9 @@ def key_from_headers(headers: dict[bytes, bytes]) -> str:
 
 def key_prefix(full_key: str) -> str:
     """The prefix of a key in the API key's form, else why the credential is refused."""
-    if api_tokens.is_api_token(full_key):
+    if api_tokens.API_TOKEN.is_one(full_key):
         raise AuthError("api_token", API_TOKEN_REFUSED)
-    prefix = keys.parse_prefix(full_key)
+    prefix = keys.API_KEY.parse_prefix(full_key)
     if prefix is None:
         raise AuthError("malformed_api_key", "The API key is not in the form wb_<prefix>_<secret>.")
     return prefix
@@ -90,7 +90,7 @@ def key_prefix(full_key: str) -> str:
 
 def check_key(full_key: str, record: K | None, now: float) -> K:
     """`record`, unless the key is not its key or the record says it may not be used."""
-    if record is None or not keys.hashes_match(full_key, record.key_hash):
+    if record is None or not keys.API_KEY.matches(full_key, record.key_hash):
         raise AuthError("invalid_api_key", "The API key is not valid.")
     # Past this point the caller holds the real key: saying why it fails leaks nothing.
     if record.revoked:

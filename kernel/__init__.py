@@ -5,6 +5,7 @@ definition, its digest, which tools wait for an admin), `headers` (what no confi
 may set on a request), `masking` (how a secret is shown to an admin), `incidents` (the id
 joining a client's short reason to the log line with the whole story), `roles` (who may
 do what in which tenant, and the roles' names), `crypto` (secrets encrypted at rest),
+`credentials` (an API key's and a personal API token's form, hash and issue),
 `admin_kit` (what every app's admin shares: pages, hand-off, scoping), `tenant_paths` and
 `named_paths` (which host paths a sandboxed server may be shown: the admin's validation and
 each spawn check by them), `store_names` (the shared store's entry prefix per installation,

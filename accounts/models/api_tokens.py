@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, models, transaction
+from django.db import models
 from django.utils import timezone
 
 from accounts import api_tokens
@@ -50,7 +50,7 @@ class ApiToken(models.Model):
         verbose_name = "API token"
 
     def __str__(self) -> str:
-        return f"{api_tokens.TOKEN_PREFIX}{self.prefix}_… ({self.name})"
+        return f"{api_tokens.API_TOKEN.marker}{self.prefix}_… ({self.name})"
 
     @classmethod
     def issue(
@@ -74,19 +74,7 @@ class ApiToken(models.Model):
 
     def assign_new_token(self) -> str:
         """Pick a unique prefix, set the hash, save; return the token."""
-        for _ in range(10):
-            self.prefix = api_tokens.new_prefix()
-            full = api_tokens.new_token(self.prefix)
-            self.token_hash = api_tokens.hash_token(full)
-            try:
-                with transaction.atomic():
-                    self.save()
-            except IntegrityError:
-                if ApiToken.objects.filter(prefix=self.prefix).exists():
-                    continue
-                raise
-            return full
-        raise RuntimeError("Could not find a free API token prefix")
+        return api_tokens.API_TOKEN.issue(self, "token_hash")
 
     @property
     def status(self) -> str:

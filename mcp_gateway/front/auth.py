@@ -82,7 +82,7 @@ def _token_refused(reason: str) -> AuthError:
 def refused_key_prefix(headers: dict[bytes, bytes]) -> str:
     """The prefix of the key a refused request sent (never the key), for the log."""
     try:
-        return keys.parse_prefix(key_from_headers(headers)) or "-"
+        return keys.API_KEY.parse_prefix(key_from_headers(headers)) or "-"
     except AuthError:
         return "-"
 

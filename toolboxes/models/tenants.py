@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -113,19 +113,7 @@ class ApiKey(models.Model):
 
     def assign_new_key(self) -> str:
         """Pick a unique prefix, set the hash, save; return the full key."""
-        for _ in range(10):
-            self.prefix = keys.new_prefix()
-            full_key = keys.new_key(self.prefix)
-            self.key_hash = keys.hash_key(full_key)
-            try:
-                with transaction.atomic():
-                    self.save()
-            except IntegrityError:
-                if ApiKey.objects.filter(prefix=self.prefix).exists():
-                    continue  # a prefix collision: draw again
-                raise
-            return full_key
-        raise RuntimeError("Could not find a free API key prefix")
+        return keys.API_KEY.issue(self, "key_hash")
 
     def clean(self) -> None:
         """A personal key's owner is a member of its tenant (`memberships`: accounts')."""
@@ -137,7 +125,7 @@ class ApiKey(models.Model):
             )
 
     def matches(self, full_key: str) -> bool:
-        return keys.hashes_match(full_key, self.key_hash)
+        return keys.API_KEY.matches(full_key, self.key_hash)
 
     @property
     def status(self) -> str:
