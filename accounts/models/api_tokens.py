@@ -13,6 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from accounts import api_tokens
+from kernel.revocable import Revocable
 
 DEFAULT_DAYS = 90
 MAX_DAYS = 366
@@ -22,7 +23,7 @@ def default_expiry() -> datetime:
     return timezone.now() + timedelta(days=DEFAULT_DAYS)
 
 
-class ApiToken(models.Model):
+class ApiToken(Revocable):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )
@@ -43,7 +44,6 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField("expires", default=default_expiry)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField("last used", null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -83,8 +83,3 @@ class ApiToken(models.Model):
         if self.expires_at <= timezone.now():
             return "expired"
         return "active"
-
-    def revoke(self) -> None:
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])

@@ -11,6 +11,7 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from kernel.revocable import Revocable
 from toolboxes import keys, versions
 from toolboxes.validators import NAME_PATTERN, validate_name
 
@@ -54,7 +55,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         return count
 
 
-class ApiKey(models.Model):
+class ApiKey(Revocable):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     label = models.CharField(max_length=200, blank=True)
     prefix = models.CharField(max_length=8, unique=True, editable=False)
@@ -62,7 +63,6 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField("last used", null=True, blank=True, editable=False)
     expires_at = models.DateTimeField("expires", null=True, blank=True)
-    revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
     toolboxes = models.ManyToManyField(
         "Toolbox",
         blank=True,
@@ -136,11 +136,6 @@ class ApiKey(models.Model):
         if not self.tenant.is_active:
             return "tenant inactive"
         return "active"
-
-    def revoke(self) -> None:
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])
 
 
 class Toolbox(models.Model):
