@@ -108,10 +108,10 @@ UVICORN_PROXY = $(or $(shell $(PY) -m accounts.client_address 2>/dev/null),--no-
 
 # Each checkout its own: its database, store and .env in it; the demo's git repository and
 # its sandbox uid base (claimed beside this user's other checkouts') outside it
-# (toolboxes/management/checkout.py). setup_demo runs the server in the foreground and
+# (workbench_site/management/checkout.py). setup_demo runs the server in the foreground and
 # prints the credentials once it answers; Ctrl-C or SIGTERM stops it cleanly.
 run: $(VENV)/.installed .env sandbox
-	@$(PY) -m toolboxes.management.checkout .env
+	@$(PY) -m workbench_site.management.checkout .env
 	@chmod 600 .env
 	$(PY) manage.py migrate --noinput
 	@$(PY) manage.py setup_demo --host $(HOST) --port $(PORT) --serve \

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from accounts.models import Membership, OneTimePassword
-from accounts.roles import ROLES, forget, is_operator
+from kernel.roles import ROLES, forget, is_operator
 from toolboxes.models import Tenant
 
 ONE_TIME_PASSWORD_BYTES = 18

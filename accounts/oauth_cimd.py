@@ -1,9 +1,10 @@
 """Client ID Metadata Documents: a client whose id is an https URL is described by the JSON
 document at that URL. DOT resolves and caches such clients; this fetcher makes its request
-under the gateway's egress policy (`mcp_gateway.EgressPolicy`: the address is resolved, checked
-and pinned, so a client id cannot reach the gateway's loopback ports, cloud metadata or a
-private network unless WORKBENCH_EGRESS_ALLOW allows it), with no redirects, a time bound
-(CIMD_FETCH_TIMEOUT_SECONDS) and a size bound (CIMD_MAX_DOCUMENT_SIZE).
+under the egress policy every outbound request shares (`kernel.egress`: the address is
+resolved, checked and pinned, so a client id cannot reach the gateway's loopback ports,
+cloud metadata or a private network unless WORKBENCH_EGRESS_ALLOW allows it), with no
+redirects, a time bound (CIMD_FETCH_TIMEOUT_SECONDS) and a size bound
+(CIMD_MAX_DOCUMENT_SIZE).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from oauth2_provider.cimd import (
 from oauth2_provider.settings import oauth2_settings
 
 from accounts.oauth_clients import redirect_uri_refusal
-from mcp_gateway import ClassifiedFailure, EgressPolicy, PinnedTransport
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy, PinnedTransport
 
 
 class EgressFetcher(SafeMetadataFetcher):

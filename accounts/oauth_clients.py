@@ -29,7 +29,7 @@ from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import DynamicClientRegistrationView
 
-from mcp_gateway import key_refusal
+from accounts.key_refusals import key_refusal
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})

@@ -39,8 +39,8 @@ from accounts.oauth_clients import redirect_uri_refusal
 from accounts.oauth_config import API_SCOPE, MCP_SCOPE
 from accounts.oauth_validator import GRANT_CREDENTIAL
 from accounts.oauth_views import api_resource_id, resource_id
-from accounts.roles import ADMIN
 from accounts.sso.login_form import login_url
+from kernel.roles import ADMIN
 from toolboxes.models import Toolbox
 
 SELF_REGISTERED = ("dcr", "cimd")  # RegistrationSource values of clients nobody vetted

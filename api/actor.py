@@ -1,4 +1,4 @@
-"""What a credential's member may see and change: the admin's scoping (`accounts.roles`),
+"""What a credential's member may see and change: the admin's scoping (`kernel.roles`),
 cut further by the credential: a personal API token (one tenant, read-only, if so made) or
 an OAuth sign-in for the API (the tenant chosen on the consent page).
 
@@ -13,8 +13,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from accounts.models import ApiToken, OAuthGrant
-from accounts.roles import can_manage, is_operator, role_in, tenant_ids
 from api.problems import Problem
+from kernel.roles import can_manage, is_operator, role_in, tenant_ids
 from toolboxes.models import Tenant
 
 READ_ONLY = "This API token is read-only."

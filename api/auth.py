@@ -101,13 +101,13 @@ def oauth_actor(token: str) -> Actor:
 def actor_for(token: str) -> Actor:
     if is_access_token(token):
         return oauth_actor(token)
-    if keys.parse_prefix(token) is not None:
+    if keys.API_KEY.parse_prefix(token) is not None:
         raise refused("mcp_credential")
-    prefix = api_tokens.parse_prefix(token)
+    prefix = api_tokens.API_TOKEN.parse_prefix(token)
     if prefix is None:
         raise refused("malformed_token")
     record = ApiToken.objects.select_related("user", "tenant").filter(prefix=prefix).first()
-    if record is None or not api_tokens.hashes_match(token, record.token_hash):
+    if record is None or not api_tokens.API_TOKEN.matches(token, record.token_hash):
         raise refused("invalid_token")
     # Past this point the caller holds the real token: saying why it fails leaks nothing.
     if record.revoked_at is not None:

@@ -27,23 +27,15 @@ from toolboxes.config_file import ConfigError, export_tenant, import_tenant, jso
 from toolboxes.config_file.plan import Plan, plan_of
 from toolboxes.destinations import destination_of, moved, type_again
 from toolboxes.models import Server, Tenant, Toolbox
+from toolboxes.server_fields import names
 
-SECRET_MAPS = ("env", "headers")
+# A raw server's maps of secret values (env, headers): values null, names kept.
+SECRET_MAPS = names("file_key", lambda field: field.raw and field.secret and not field.hidden)
 # How a raw server runs (and signs in): shown to operators only, null for others (kept
 # when applied).
-RAW_KEYS = (
-    "command",
-    "args",
-    "cwd",
-    "url",
-    "mounts",
-    "network",
-    "egressAllow",
-    "limits",
-    "auth",
-    "hostPorts",
-)
-RAW_CHANGES = {*RAW_KEYS, *SECRET_MAPS, "type", "catalog"}
+RAW_KEYS = names("file_key", lambda field: field.raw and field.hidden)
+# What makes or alters a raw server: all it runs by, or turning to or from the catalog.
+RAW_CHANGES = {*names("file_key", lambda field: field.raw), "catalog"}
 CLIENT_SECRET = "clientSecret"  # in a server's "auth"
 NO_STORED_VALUE = "has no stored value to keep"
 # A server's secret values kept from the stored document: "toolbox/server" -> their paths

@@ -135,7 +135,8 @@ async def spawn_once(mode: str, policy: Any) -> float:
 async def empty_sandbox(network: bool, policy: Any) -> float:
     """Milliseconds from the spawn of an empty sandbox (`/bin/true`) to its exit: the
     sandbox's own cost, with or without its filtered network, without Python's start."""
-    from mcp_gateway import EgressPolicy, SandboxSpec, open_sandboxed, sandbox_launch
+    from kernel.egress import EgressPolicy
+    from mcp_gateway import SandboxSpec, open_sandboxed, sandbox_launch
 
     spec = SandboxSpec(owner=1, network=network)
     launched = sandbox_launch("/bin/true", [], {"PATH": "/usr/bin:/bin"}, None, spec, policy)
@@ -298,7 +299,8 @@ class Client:
 @asynccontextmanager
 async def http_clients(host: netns.TestHost, policy: Any) -> AsyncIterator[dict[str, Client]]:
     """The client on the host and in a sandbox allowed the test host's network."""
-    from mcp_gateway import EgressPolicy, SandboxSpec, open_sandboxed, sandbox_launch
+    from kernel.egress import EgressPolicy
+    from mcp_gateway import SandboxSpec, open_sandboxed, sandbox_launch
 
     args = ["-c", CLIENT, host.address, str(host.port)]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

@@ -23,11 +23,11 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
-from accounts.admin_scope import TenantScoped
-from accounts.roles import is_operator, tenant_ids
 from calls import usage
 from calls.models import CallRecord, PayloadCapture
-from toolboxes.admin.pages import list_view_url, page
+from kernel.admin_kit.pages import list_view_url, page
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import is_operator, tenant_ids
 from toolboxes.models import ApiKey, Tenant
 
 OPEN_TOOLBOX = "open_toolbox"

@@ -16,7 +16,7 @@ from connections import store, views
 from connections.listing import entries, entry_for
 from connections.models import SignIn
 from connections.signals import remove_and_revoke
-from toolboxes.admin.pages import page
+from kernel.admin_kit.pages import page
 
 
 @admin.register(SignIn)

@@ -12,8 +12,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
 
-from accounts.models import ADMIN, Membership
+from accounts.models import Membership
 from connections.models import SignIn
+from kernel.roles import ADMIN
 from toolboxes.launch import launch_of
 from toolboxes.models import AuthMode, Server
 

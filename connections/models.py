@@ -10,14 +10,14 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from toolboxes import crypto
+from kernel import crypto
 
 CONNECTED = "connected"
 NEEDS_RECONNECT = "needs_reconnect"
 
 
 class EncryptedJSON(models.TextField):
-    """A JSON value encrypted at rest (Fernet, `toolboxes.crypto`)."""
+    """A JSON value encrypted at rest (Fernet, `kernel.crypto`)."""
 
     def get_prep_value(self, value: Any) -> Any:
         return crypto.encrypt(json.dumps(value)) if value is not None else None

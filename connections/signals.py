@@ -25,12 +25,12 @@ logger = logging.getLogger("workbench.connected")
 def revoke_all(tokens: list[dict[str, Any]]) -> None:
     """Revoke tokens at their vendors; a vendor that does not answer is logged, not raised
     (the tokens are deleted here either way)."""
-    from mcp_gateway import revoke_sign_in  # the SDK: when used, not at every command's start
+    from kernel.oauth_sign_in import revoke  # the SDK: when used, not at every command's start
 
     try:
         for saved in tokens:
             try:
-                async_to_sync(revoke_sign_in)(saved)
+                async_to_sync(revoke)(saved)
             except Exception:
                 logger.warning("a connected account's revocation failed at %s", saved.get("issuer"))
     finally:

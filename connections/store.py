@@ -1,4 +1,4 @@
-"""Connected accounts' rows, for the gateway's door (`mcp_gateway.database`) and the views:
+"""Connected accounts' rows, for the gateway's door (its `database` package) and the views:
 plain values in, plain values out. Sync: call it off the event loop.
 
 Every change a gateway must see at once (a sign-in made, removed, or needing a reconnect)
@@ -44,7 +44,7 @@ def _bump(server_id: int) -> None:
         transaction.on_commit(lambda: versions.bump(tenant_id))
 
 
-# --- the gateway's (through mcp_gateway.database) -------------------------------------
+# --- the gateway's (through its database door) -----------------------------------------
 
 
 def saved(server_id: int, user_id: int | None) -> tuple[int, int, str, dict[str, Any]] | None:

@@ -19,10 +19,10 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from accounts.models import ADMIN
 from accounts.oauth_views import public_base
 from connections import store, texts
 from connections.models import PendingSignIn, Registration
+from kernel.roles import ADMIN
 from toolboxes.launch import launch_of
 from toolboxes.models import AuthMode, Server
 
@@ -69,13 +69,13 @@ class Start:
 async def connect(request: HttpRequest, token: str) -> HttpResponse:
     """Async: the vendor's discovery and registration wait on the event loop, never in the
     one thread the ORM shares with the gateway (a slow vendor must not stall it)."""
-    from mcp_gateway import SignInFailed, begin_sign_in  # the SDK: when used
+    from kernel.oauth_sign_in import SignInFailed, begin  # the SDK: when used
 
     start = await sync_to_async(_link_to_start)(request, token)
     if isinstance(start, HttpResponse):
         return start
     try:
-        authorize_url, flow = await begin_sign_in(start.url, start.client, start.registered)
+        authorize_url, flow = await begin(start.url, start.client, start.registered)
     except SignInFailed as exc:
         name = start.server.name
         logger.warning("[%s] sign-in could not start: %s (%s)", name, exc.phrase, exc.detail)
@@ -100,7 +100,7 @@ def _link_to_start(request: HttpRequest, token: str) -> Start | HttpResponse:
 
 def _start(request: HttpRequest, server: Server) -> Start | HttpResponse:
     """The person may sign in to the server (a member; its shared account: an admin)."""
-    from mcp_gateway import SignInClient  # the SDK: when used
+    from kernel.oauth_sign_in import Client  # the SDK: when used
 
     name = server.name
     membership = server.toolbox.tenant.memberships.filter(user=request.user).first()
@@ -112,7 +112,7 @@ def _start(request: HttpRequest, server: Server) -> Start | HttpResponse:
     shared = launch.auth == AuthMode.OAUTH_SHARED
     if shared and membership.role != ADMIN:
         return _refused(request, texts.SHARED_ADMINS_ONLY.format(server=name), 403)
-    client = SignInClient(
+    client = Client(
         redirect_uri=callback_url(request),
         metadata_url=metadata_url(request),
         client_id=launch.oauth_client.get("client_id", ""),
@@ -127,7 +127,7 @@ def _start(request: HttpRequest, server: Server) -> Start | HttpResponse:
 @require_GET
 async def callback(request: HttpRequest) -> HttpResponse:
     """Async, as `connect`: the code is exchanged on the event loop."""
-    from mcp_gateway import SignInFailed, finish_sign_in  # the SDK: when used
+    from kernel.oauth_sign_in import SignInFailed, finish  # the SDK: when used
 
     pending = await sync_to_async(_taken_flow)(request)
     if isinstance(pending, HttpResponse):
@@ -139,7 +139,7 @@ async def callback(request: HttpRequest) -> HttpResponse:
         message = texts.REFUSED_AT_SERVER.format(server=server.name, error=code)
         return await sync_to_async(_refused)(request, message)
     try:
-        tokens = await finish_sign_in(flow, request.GET.get("code", ""), request.GET.get("iss"))
+        tokens = await finish(flow, request.GET.get("code", ""), request.GET.get("iss"))
     except SignInFailed as exc:
         logger.warning("[%s] sign-in failed: %s (%s)", server.name, exc.phrase, exc.detail)
         message = texts.FAILED.format(server=server.name, phrase=exc.phrase)

@@ -18,7 +18,12 @@ from __future__ import annotations
 
 from importlib import import_module
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typed for readers and mypy: what the admin's questions are answered by
+    from mcp_gateway.for_admins.key_view import KeySees, estimated_tokens, key_sees
+    from mcp_gateway.for_admins.server_check import CheckResult, check_servers
+    from mcp_gateway.front.endpoints import tenant_endpoint
 
 __version__ = version("workbench")  # one home: pyproject.toml
 
@@ -38,19 +43,12 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "shared_cache": ("mcp_gateway.store.backends", "shared_cache"),
     "EmbeddedStore": ("mcp_gateway.store.shared", "EmbeddedStore"),
     "REDIS_BACKEND": ("mcp_gateway.store.backends", "REDIS_BACKEND"),
-    "installation_prefix": ("mcp_gateway.store.backends", "installation_prefix"),
-    "describe_store": ("mcp_gateway.store.backends", "describe_store"),
-    # The stdio sandbox: its settings, the paths an admin may name, a spawn (bench)
+    # The stdio sandbox: its settings, a spawn (bench)
     "SandboxPolicy": (f"{_SANDBOX}.policy", "SandboxPolicy"),
     "configure_sandbox": (f"{_SANDBOX}.policy", "configure"),
     "SandboxSpec": ("mcp_gateway.snapshots.sandbox", "SandboxSpec"),
     "CachePolicy": (f"{_SANDBOX}.cache", "CachePolicy"),
     "protect_cache_directory": (f"{_SANDBOX}.cache", "protect_directory"),
-    "root_pattern": (f"{_SANDBOX}.paths", "root_pattern"),
-    "tenant_roots": (f"{_SANDBOX}.paths", "tenant_roots"),
-    "path_problem": (f"{_SANDBOX}.paths", "problem"),
-    "PathRefused": (f"{_SANDBOX}.paths", "PathRefused"),
-    "named_paths": (f"{_SANDBOX}.host_files", "named_paths"),
     "SANDBOX_HOME": (f"{_SANDBOX}.argv", "HOME"),
     "sandbox_launch": (f"{_SANDBOX}.argv", "launch"),
     "open_sandboxed": (f"{_SANDBOX}.start", "open_sandboxed"),
@@ -61,17 +59,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "retire_uid_claim": (f"{_SANDBOX}.uid_claims", "retire_claim"),
     "uid_claim_held": (f"{_SANDBOX}.uid_claims", "claim_held"),
     "read_uid_claim": (f"{_SANDBOX}.uid_claims", "read_claim"),
-    # Where a remote address may be reached (accounts' client metadata documents)
-    "EgressPolicy": ("mcp_gateway.downstream.egress", "EgressPolicy"),
-    "PinnedTransport": ("mcp_gateway.downstream.egress", "PinnedTransport"),
-    "ClassifiedFailure": ("mcp_gateway.downstream.failures", "ClassifiedFailure"),
     "warming": ("mcp_gateway.downstream.warmup", "warming"),
-    # Connected accounts: the OAuth client that signs people in to remote servers
-    "SignInClient": ("mcp_gateway.downstream.connected.oauth", "Client"),
-    "SignInFailed": ("mcp_gateway.downstream.connected.oauth", "SignInFailed"),
-    "begin_sign_in": ("mcp_gateway.downstream.connected.oauth", "begin"),
-    "finish_sign_in": ("mcp_gateway.downstream.connected.oauth", "finish"),
-    "revoke_sign_in": ("mcp_gateway.downstream.connected.oauth", "revoke"),
     # Its log lines (settings.LOGGING)
     "JsonFormatter": ("mcp_gateway.observe.logs", "JsonFormatter"),
     "RepeatLimit": ("mcp_gateway.observe.logfilter", "RepeatLimit"),
@@ -81,8 +69,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
-    # Why /mcp refuses an API key (accounts' OAuth client registration)
-    "key_refusal": ("mcp_gateway.front.auth", "key_refusal"),
     # The dashboard's live connections (this host's gateway processes)
     "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
 }
@@ -93,51 +79,35 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "SANDBOX_HOME",
     "CachePolicy",
     "CheckResult",
-    "ClassifiedFailure",
-    "EgressPolicy",
     "EmbeddedStore",
     "Gateway",
     "GatewayOptions",
     "JsonFormatter",
     "KeySees",
     "MetricsEndpoint",
-    "PathRefused",
-    "PinnedTransport",
     "RepeatLimit",
     "SandboxPolicy",
     "SandboxSpec",
-    "SignInClient",
-    "SignInFailed",
     "StartRefused",
     "__version__",
-    "begin_sign_in",
     "bounded_stdio_client",
     "check_servers",
     "configure_process",
     "configure_sandbox",
-    "describe_store",
     "embedded_store",
     "env_file_names",
     "estimated_tokens",
-    "finish_sign_in",
-    "installation_prefix",
     "is_gateway_path",
-    "key_refusal",
     "key_sees",
     "live_downstream",
-    "named_paths",
     "open_sandboxed",
-    "path_problem",
     "protect_cache_directory",
     "read_uid_claim",
     "retire_uid_claim",
-    "revoke_sign_in",
-    "root_pattern",
     "sandbox_launch",
     "seccomp_program",
     "shared_cache",
     "tenant_endpoint",
-    "tenant_roots",
     "uid_claim_held",
     "warming",
 ]

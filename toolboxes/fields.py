@@ -4,7 +4,7 @@ from typing import Any
 
 from django.db import models
 
-from toolboxes import crypto
+from kernel import crypto
 
 
 class EncryptedStringMapField(models.JSONField):

@@ -24,7 +24,7 @@ class Installation(models.Model):
 
     installation_id = models.CharField(max_length=32, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
-    # The shared store the gateways of this database use (`mcp_gateway.describe_store`),
+    # The shared store the gateways of this database use (`kernel.store_names.describe_store`),
     # recorded by each gateway at its start: what a command's store is checked against.
     store = models.CharField(max_length=500, blank=True, default="", editable=False)
     store_recorded_at = models.DateTimeField(null=True, blank=True, editable=False)

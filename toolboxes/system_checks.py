@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 from django.db import DatabaseError
 
-from mcp_gateway import describe_store
+from kernel.store_names import describe_store
 from toolboxes.installation import recorded_store
 
 ANOTHER_STORE = (

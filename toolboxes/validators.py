@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
 from kernel.headers import UNCONFIGURABLE_HEADERS
-from mcp_gateway import path_problem
+from kernel.tenant_paths import problem as path_problem
 
 NAME_PATTERN = r"^[A-Za-z0-9_.-]+$"
 # Names of environment variables and HTTP headers.

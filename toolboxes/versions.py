@@ -11,7 +11,7 @@ import time
 
 from django.core.cache import cache
 
-from mcp_gateway import installation_prefix
+from kernel.store_names import installation_prefix
 from toolboxes.installation import installation_id
 
 

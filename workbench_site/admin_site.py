@@ -72,7 +72,7 @@ def _count_held(request: HttpRequest, app: dict[str, Any]) -> None:
     entry = next((m for m in app["models"] if m["object_name"] == "ToolPin"), None)
     if entry is None:
         return
-    from accounts.roles import is_operator, tenant_ids
+    from kernel.roles import is_operator, tenant_ids
     from toolboxes.pins import waiting
 
     pins = waiting()

@@ -18,8 +18,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from accounts.roles import is_operator, tenant_ids
 from calls.models import CallRecord
+from kernel.roles import is_operator, tenant_ids
 from mcp_gateway import live_downstream
 from toolboxes import server_status
 from toolboxes.models import Server

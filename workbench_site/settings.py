@@ -10,12 +10,12 @@ from django.core.exceptions import ImproperlyConfigured
 from accounts.client_address import parse_trusted
 from accounts.oauth_config import provider_settings
 from accounts.sso.providers import check as check_sso_settings
+from kernel.tenant_paths import root_pattern
 from mcp_gateway import (
     GatewayOptions,
     embedded_store,
     env_file_names,
     protect_cache_directory,
-    root_pattern,
     shared_cache,
 )
 from workbench_site.dbfile import make_private, sqlite_path
@@ -61,12 +61,14 @@ INSTALLED_APPS = [
     "servestatic",  # its configuration checks (it warns at start without them)
     "axes",
     "oauth2_provider",
+    "kernel.admin_kit",  # the admins' shared pages: templates and the copy button
     "toolboxes",
     "accounts",
     "calls",
     "api",
     "ninja",  # the management API's docs page, served from static files
     "connections",
+    "workbench_site",  # the composition root: answers the admin's questions of the gateway
 ]
 
 MIDDLEWARE = [

@@ -1,6 +1,6 @@
 """People in the admin: members (invited with a one-time password), OAuth sign-ins and
-personal API tokens,
-one module each; every tenant-scoped screen uses `accounts.admin_scope.TenantScoped`.
+personal API tokens, one module each; every tenant-scoped screen uses
+`kernel.admin_kit.scoping.TenantScoped`.
 
 Imported by the admin's autodiscovery: each module registers its ModelAdmins.
 """

@@ -1,6 +1,6 @@
 """Members' personal API tokens in the admin: each member makes and revokes their own
 (operators see everyone's, to revoke one); the new token is shown once, on a hand-off
-page, through the API keys' hand-off (`toolboxes.admin.keys`)."""
+page, as a new API key is (`kernel.admin_kit.handoff`)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from django.utils.html import format_html
 
 from accounts.models import ApiToken
 from accounts.models.api_tokens import DEFAULT_DAYS, MAX_DAYS
-from accounts.roles import is_operator, tenant_ids
-from toolboxes.admin import handoff
-from toolboxes.admin.pages import confirm_and_act, object_for, object_view_url, page
+from kernel.admin_kit import handoff
+from kernel.admin_kit.pages import confirm_and_act, object_for, object_view_url, page
+from kernel.roles import is_operator, tenant_ids
 from toolboxes.models import Tenant
 
 # The new token waits for its own hand-off page in a slot of its own (never a key's).

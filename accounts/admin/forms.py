@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.members import NOT_AVAILABLE
 from accounts.models import Membership
-from accounts.roles import is_operator
+from kernel.roles import is_operator
 
 OPERATOR_HELP = (
     "An existing user joins this tenant; a new one is created with a one-time password, "

@@ -1,8 +1,9 @@
 """Members in the admin: operators manage all; a tenant's admins invite, re-role and remove
 its members; viewers read the list.
 
-A new user's one-time password is handed over as a new API key is (`toolboxes.admin.
-handoff`): the add redirects to the member's hand-off page, which shows it once."""
+A new user's one-time password is handed over as a new API key is
+(`kernel.admin_kit.handoff`): the add redirects to the member's hand-off page, which shows
+it once."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from accounts.admin.forms import InviteForm
-from accounts.admin_scope import TenantScoped
 from accounts.members import add_member, remove_member
 from accounts.models import Membership
-from accounts.roles import is_operator
-from toolboxes.admin import handoff
-from toolboxes.admin.pages import object_for, object_view_url, page
+from kernel.admin_kit import handoff
+from kernel.admin_kit.pages import object_for, object_view_url, page
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import is_operator
 
 HANDOFF_KIND = "one_time_password"
 

@@ -18,10 +18,10 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from accounts.admin_scope import TenantScoped
 from accounts.models import OAuthGrant
-from accounts.roles import ADMIN, can_manage, is_operator, tenant_ids
-from toolboxes.admin.pages import confirm_and_act, object_for, object_view_url
+from kernel.admin_kit.pages import confirm_and_act, object_for, object_view_url
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import ADMIN, can_manage, is_operator, tenant_ids
 
 
 def may_revoke(request: HttpRequest, grant: OAuthGrant) -> bool:

@@ -12,8 +12,8 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from accounts.models import SsoGroupMapping, SsoIdentity, SsoMembership
-from accounts.roles import is_operator
 from accounts.sso.providers import all_providers, provider_named
+from kernel.roles import is_operator
 
 FRONTCHANNEL_ON = "on: ends the admin sessions of that provider session, nothing else"
 FRONTCHANNEL_OFF = "off: its front-channel logout URL answers 404"

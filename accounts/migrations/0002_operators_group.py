@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-OPERATORS_GROUP = "operators"  # accounts.roles.OPERATORS_GROUP, frozen here as migrations are
+OPERATORS_GROUP = "operators"  # kernel.roles.OPERATORS_GROUP, frozen here as migrations are
 
 
 def create_group(apps, schema_editor):

@@ -2,7 +2,7 @@
 personal access tokens for the management API, and single sign-on."""
 
 from accounts.models.api_tokens import ApiToken
-from accounts.models.members import ADMIN, VIEWER, Membership, OneTimePassword, Role
+from accounts.models.members import Membership, OneTimePassword, Role
 from accounts.models.oauth import GrantScope, OAuthGrant, OAuthGrantToken
 from accounts.models.sso import (
     SsoGroupMapping,
@@ -13,8 +13,6 @@ from accounts.models.sso import (
 )
 
 __all__ = [
-    "ADMIN",
-    "VIEWER",
     "ApiToken",
     "GrantScope",
     "Membership",

@@ -1,6 +1,6 @@
 """A member's personal access token for the management API (`/api/v1`).
 
-It acts with its owner's roles (`accounts.roles`), optionally narrowed to one tenant and
+It acts with its owner's roles (`kernel.roles`), optionally narrowed to one tenant and
 to reading; it expires, and can be revoked. The token itself is shown once, when made.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, models, transaction
+from django.db import models
 from django.utils import timezone
 
 from accounts import api_tokens
+from kernel.revocable import Revocable
 
 DEFAULT_DAYS = 90
 MAX_DAYS = 366
@@ -22,7 +23,7 @@ def default_expiry() -> datetime:
     return timezone.now() + timedelta(days=DEFAULT_DAYS)
 
 
-class ApiToken(models.Model):
+class ApiToken(Revocable):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )
@@ -43,14 +44,13 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField("expires", default=default_expiry)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField("last used", null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name = "API token"
 
     def __str__(self) -> str:
-        return f"{api_tokens.TOKEN_PREFIX}{self.prefix}_… ({self.name})"
+        return f"{api_tokens.API_TOKEN.marker}{self.prefix}_… ({self.name})"
 
     @classmethod
     def issue(
@@ -74,19 +74,7 @@ class ApiToken(models.Model):
 
     def assign_new_token(self) -> str:
         """Pick a unique prefix, set the hash, save; return the token."""
-        for _ in range(10):
-            self.prefix = api_tokens.new_prefix()
-            full = api_tokens.new_token(self.prefix)
-            self.token_hash = api_tokens.hash_token(full)
-            try:
-                with transaction.atomic():
-                    self.save()
-            except IntegrityError:
-                if ApiToken.objects.filter(prefix=self.prefix).exists():
-                    continue
-                raise
-            return full
-        raise RuntimeError("Could not find a free API token prefix")
+        return api_tokens.API_TOKEN.issue(self, "token_hash")
 
     @property
     def status(self) -> str:
@@ -95,8 +83,3 @@ class ApiToken(models.Model):
         if self.expires_at <= timezone.now():
             return "expired"
         return "active"
-
-    def revoke(self) -> None:
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])

@@ -1,6 +1,7 @@
 """People: a user's membership (with its role) in a tenant, and one-time passwords.
 
-The roles' names are here; what each may do is `accounts.roles`.
+The roles' names and what each may do are `kernel.roles`; the choices with their
+descriptions are here.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-ADMIN = "admin"
-VIEWER = "viewer"
+from kernel.roles import ADMIN, VIEWER
 
 
 class Role(models.TextChoices):

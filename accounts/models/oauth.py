@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models, transaction
-from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 from oauth2_provider.settings import oauth2_settings
 
 from accounts.models.members import member_refusal
 from accounts.oauth_config import API_SCOPE, MCP_SCOPE
+from kernel.revocable import Revocable
 
 
 class GrantScope(models.TextChoices):
@@ -23,7 +23,7 @@ class GrantScope(models.TextChoices):
     API = API_SCOPE, "api (the management API, with the member's roles)"
 
 
-class OAuthGrant(models.Model):
+class OAuthGrant(Revocable):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_grants"
     )
@@ -49,7 +49,6 @@ class OAuthGrant(models.Model):
         max_length=10, choices=GrantScope, default=GrantScope.MCP, editable=False
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
     # The SHA-256 of the one code issued under this grant, kept after DOT deletes the code
     # on its exchange: a replay of it finds the grant to revoke (accounts.oauth_validator).
     code_checksum = models.CharField(max_length=64, blank=True, db_index=True, editable=False)
@@ -79,9 +78,7 @@ class OAuthGrant(models.Model):
     def revoke(self) -> None:
         """Withdraw the grant: its tokens stop working (the gateway hears of it through the
         tenant's version, `accounts.oauth_revocation`) and are deleted."""
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])
+        super().revoke()
         delete_tokens(self)
 
 

@@ -29,7 +29,7 @@ class SsoIdentity(models.Model):
     last_sign_in_at = models.DateTimeField("last sign-in", null=True, blank=True)
     last_checked_at = models.DateTimeField("last checked", null=True, blank=True)
     logged_out_at = models.DateTimeField("last logged out by the provider", null=True, blank=True)
-    # The last sign-in's tokens, encrypted (toolboxes.crypto), for the re-check of
+    # The last sign-in's tokens, encrypted (kernel.crypto), for the re-check of
     # providers without back-channel logout (accounts.sso.recheck); never shown.
     access_token = models.TextField(blank=True, editable=False)
     refresh_token = models.TextField(blank=True, editable=False)

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from accounts.models import ADMIN, VIEWER, Membership, SsoGroupMapping, SsoIdentity, SsoMembership
-from accounts.roles import OPERATORS_GROUP, forget
+from accounts.models import Membership, SsoGroupMapping, SsoIdentity, SsoMembership
+from kernel.roles import ADMIN, OPERATORS_GROUP, VIEWER, forget
 from toolboxes.models import Tenant
 
 RANK = {VIEWER: 1, ADMIN: 2}

@@ -1,7 +1,8 @@
 """Every request of the sign-in flow (discovery, keys, token, userinfo) goes through the
-gateway's egress policy (`mcp_gateway.PinnedTransport`): an issuer URL cannot make the
-admin reach what only the gateway may (loopback, cloud metadata, private networks) unless
-the operator allows it (`WORKBENCH_EGRESS_ALLOW`). Redirects are not followed.
+egress policy every outbound request shares (`kernel.egress.PinnedTransport`): an issuer
+URL cannot make the admin reach what only the gateway may (loopback, cloud metadata,
+private networks) unless the operator allows it (`WORKBENCH_EGRESS_ALLOW`). Redirects are
+not followed.
 
 Django's views are synchronous: each call runs its own short event loop (these run on a
 view's thread, never on the server's loop).
@@ -14,7 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from mcp_gateway import EgressPolicy, PinnedTransport
+from kernel.egress import EgressPolicy, PinnedTransport
 
 TIMEOUT_SECONDS = 10.0
 MAX_BYTES = 1_000_000

@@ -15,10 +15,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import SsoIdentity
-from accounts.roles import OPERATORS_GROUP
 from accounts.sso import failures
 from accounts.sso.failures import SignInFailed
 from accounts.sso.providers import Provider
+from kernel.roles import OPERATORS_GROUP
 
 USERNAME_CHARS = re.compile(r"[^\w.@+-]")
 
@@ -56,7 +56,7 @@ def _user_by_email(provider: Provider, claims: dict[str, Any]) -> Any:
 
 
 def privileged(user: Any) -> bool:
-    """A superuser, an operator (by group: `accounts.roles`), or a break-glass user
+    """A superuser, an operator (by group: `kernel.roles`), or a break-glass user
     (`WORKBENCH_BREAK_GLASS_USERS`: `login_form.may_use_password` lets only superusers
     among them use a password; any user named there counts here)."""
     return bool(

@@ -29,7 +29,7 @@ from accounts.sso import discovery, group_mapping
 from accounts.sso.http import ProviderUnreachable, request_json
 from accounts.sso.providers import Provider, provider_named
 from accounts.sso.sessions import SESSION_KEY, end_access
-from toolboxes import crypto
+from kernel import crypto
 
 log = logging.getLogger("workbench.sso")
 

@@ -20,13 +20,15 @@ from api.routes.toolboxes import toolbox_of
 from api.schemas import ServerFields, ServerIn, ServerOut, ServerPatch, ToolFiltersIn
 from toolboxes.destinations import destination_of, moved, type_again
 from toolboxes.models import CatalogEntry, Server, Toolbox, Transport
+from toolboxes.server_fields import names
 
 router = Router(tags=["servers"])
 BASE = TOOLBOXES + "/{name}/servers"
-SECRET_MAPS = ("env", "headers")
+# A raw server's maps of secret values (env, headers), each a map of its own here.
+SECRET_MAPS = names("api", lambda field: field.raw and field.secret and not field.hidden)
 # How a raw server runs: set by operators only (tenant admins make servers from the
 # catalog, and never see these fields: toolboxes.admin.server_layout).
-RAW_FIELDS = ("transport", "command", "args", "env", "cwd", "url", "headers", "auth")
+RAW_FIELDS = names("api", lambda field: field.raw)
 CATALOG_REQUIRED = "This field is required."
 NULLABLE = ("idle_timeout",)  # null: the gateway's default
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from accounts.roles import roles_of
 from api.actor import Actor
 from api.history import ADDITION, CHANGE, record
 from api.pages import Page, PageQuery, page
 from api.problems import Problem, ProblemOut
 from api.schemas import TenantIn, TenantOut, TenantPatch, TokenOut, WhoAmI
+from kernel.roles import roles_of
 from toolboxes.models import Tenant
 
 router = Router(tags=["tenants"])

@@ -18,12 +18,13 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from django.core.cache import cache
+from django.db.models import Prefetch
 
 from accounts.models.members import member_refusal
 from connections import store as sign_ins
 from kernel.pins import Pins
+from kernel.tenant_paths import tenant_roots
 from mcp_gateway.database.threads import in_thread
-from mcp_gateway.downstream.sandbox.paths import tenant_roots
 from mcp_gateway.snapshots.callers import KeyRecord
 from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.sandbox import Limits, Mount, SandboxSpec
@@ -34,6 +35,7 @@ from toolboxes import versions
 from toolboxes.installation import database_file, describe_database, installation_id
 from toolboxes.launch import ServerLaunch, launch_of
 from toolboxes.models import ApiKey, Server, Tenant
+from toolboxes.server_fields import SNAPSHOT_READS
 from toolboxes.validators import host_port_numbers
 
 
@@ -44,8 +46,10 @@ def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
     toolboxes = []
     server_ids = Server.objects.filter(toolbox__tenant=tenant).values_list("pk", flat=True)
     pinned = tool_pins.snapshot(server_ids)
+    # Only the fields a snapshot carries (`toolboxes.server_fields`): not the last check's.
+    servers_read = Prefetch("servers", Server.objects.only(*SNAPSHOT_READS))
     toolboxes_with_servers = tenant.toolboxes.order_by("name").prefetch_related(
-        "servers__catalog_entry__parameters"
+        servers_read, "servers__catalog_entry__parameters"
     )
     for toolbox in toolboxes_with_servers:
         servers = []
@@ -149,10 +153,6 @@ def load_key(prefix: str) -> KeyRecord | None:
         owner_id=api_key.owner_id,
         owner_refusal=_owner_refusal(api_key),
     )
-
-
-def tenant_active(tenant_id: int) -> bool:
-    return Tenant.objects.filter(pk=tenant_id, is_active=True).exists()
 
 
 def _owner_refusal(api_key: ApiKey) -> str:

@@ -19,14 +19,15 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from mcp_gateway.downstream import failures
-from mcp_gateway.downstream.egress import (
+from kernel.classified import ClassifiedFailure
+from kernel.egress import (
     EgressPolicy,
     EgressRefused,
     IPAddress,
     refused_kind,
     resolve,
 )
+from mcp_gateway.downstream import failures
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig
@@ -176,7 +177,7 @@ async def _refused_hosts(
         with anyio.move_on_after(RESOLVE_SECONDS):
             try:
                 addresses = await resolve(host, 443)
-            except failures.ClassifiedFailure:
+            except ClassifiedFailure:
                 addresses = []
         for ip in addresses:
             if ip.is_loopback:  # never opened to a sandbox by an allowance (issue 31)

@@ -24,6 +24,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from kernel.egress import UNREACHABLE
 from kernel.pins import definition, digest
 from kernel.redaction import Redactor, current_redactor
 from mcp_gateway import __version__
@@ -208,7 +209,7 @@ class Connection:
 
     def _timeout_phrase(self, phase: str) -> str:
         if not self.server.is_stdio:
-            return failures.UNREACHABLE  # one phrase for every remote failure to connect
+            return UNREACHABLE  # one phrase for every remote failure to connect
         return failures.LIST_TIMEOUT if phase == "list" else failures.START_TIMEOUT
 
     def _on_end_of_stream(self) -> None:

@@ -11,9 +11,9 @@ import mcp_types as types
 from django.conf import settings
 from mcp.client.session import ClientSession
 
+from kernel.classified import ClassifiedFailure
 from kernel.redaction import Redactor, secret_values
 from mcp_gateway.downstream.envrefs import ReferencePolicy, referenced_values
-from mcp_gateway.downstream.failures import ClassifiedFailure
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.snapshots.servers import ServerConfig
 

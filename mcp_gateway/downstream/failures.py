@@ -17,18 +17,20 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from kernel.classified import ClassifiedFailure
+from kernel.egress import UNREACHABLE
 from kernel.incidents import new_incident_id
 from kernel.redaction import Redactor
 from mcp_gateway.downstream.envrefs import ExpansionError
 
 logger = logging.getLogger("workbench.incident")
 
-# Phrases a client may see (the spec's examples, and the gateway's own).
+# Phrases a client may see (the spec's examples, and the gateway's own; a remote server's,
+# UNREACHABLE, is the egress policy's: kernel.egress).
 COMMAND_NOT_FOUND = "the command was not found"
 COMMAND_NOT_RUNNABLE = "the command could not be run"
 CWD_MISSING = "the working directory does not exist"
 EXITED_AT_START = "the server exited during start-up"
-UNREACHABLE = "the server could not be reached"
 START_TIMEOUT = "the server did not answer initialize in time"
 LIST_TIMEOUT = "the server did not list its tools in time"
 INITIALIZE_FAILED = "the server failed to initialize"
@@ -36,19 +38,6 @@ LIST_FAILED = "the server failed to list its tools"
 SANDBOX_FAILED = "the sandbox could not start"
 CONNECT_FAILED = "the server failed to connect"
 CALL_FAILED = "the call failed in the gateway"
-
-
-class ClassifiedFailure(Exception):
-    """A failure whose client-facing phrase is already known.
-
-    `phrase` is safe to show a client (no stderr, no expanded values, no network detail);
-    `detail` is for the operator's log only.
-    """
-
-    def __init__(self, phrase: str, detail: str = "") -> None:
-        super().__init__(phrase)
-        self.phrase = phrase
-        self.detail = detail or phrase
 
 
 class DownstreamFailure(Exception):

@@ -54,7 +54,7 @@ from mcp.client.stdio import (
 from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox.policy import (
     SandboxPolicy,

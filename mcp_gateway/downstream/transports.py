@@ -13,11 +13,11 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
+from kernel.classified import ClassifiedFailure
+from kernel.egress import UNREACHABLE, EgressPolicy, PinnedTransport
 from kernel.headers import UNCONFIGURABLE_HEADERS
 from kernel.redaction import redact_log_records
-from mcp_gateway.downstream.egress import EgressPolicy, PinnedTransport
 from mcp_gateway.downstream.envrefs import ExpansionError, expand
-from mcp_gateway.downstream.failures import UNREACHABLE, ClassifiedFailure
 from mcp_gateway.downstream.sandbox.argv import HOME, launch
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.stderr import StderrPipe

@@ -11,7 +11,8 @@ could sign in (no credential, or a refused OAuth access token) is invited to: it
 names the protected resource metadata (RFC 9728), from which OAuth clients discover how. A
 refused API key is not: signing in does not fix a key. (`mcp-remote` starts a sign-in on any
 401 all the same, sending its headers, the key too, to the registration endpoint: that
-refuses it with this module's reason for the key, `key_refusal`, which is what it shows.)
+refuses it with the same reason for the key, `accounts.key_refusals.key_refusal`, which is
+what it shows: the key's checks and their texts live there, for both.)
 `last_used` is written at most once a minute per key, off the request path.
 """
 
@@ -25,8 +26,15 @@ from collections import OrderedDict
 from django.conf import settings
 from starlette.types import Scope
 
-from accounts import api_tokens, oauth_callers
-from mcp_gateway.database.reads import Snapshots, load_key, tenant_active
+from accounts import oauth_callers
+from accounts.key_refusals import (
+    INACTIVE_TENANT,
+    AuthError,
+    check_key,
+    key_from_headers,
+    key_prefix,
+)
+from mcp_gateway.database.reads import Snapshots
 from mcp_gateway.database.records import touch_key
 from mcp_gateway.database.threads import in_thread
 from mcp_gateway.front.hostcheck import HostCheck
@@ -50,16 +58,6 @@ TOKEN_REFUSALS = {
     "api_scope": "The access token is for the management API (scope api): /mcp takes an API "
     "key or an access token of scope mcp.",
 }
-# A member's personal token for the management API is never a credential here.
-API_TOKEN_REFUSED = (
-    "This is a management API token (for /api/v1): /mcp takes an API key or an OAuth access token."
-)
-# A personal API key whose member may no longer use it (`KeyRecord.owner_refusal`).
-OWNER_REFUSALS = {
-    "inactive_user": "The API key's owner is not active.",
-    "not_a_member": "The API key's owner is no longer a member of its tenant.",
-    "viewer_role": "The API key's owner is a viewer of its tenant: only its admins may use /mcp.",
-}
 
 
 # A request may carry one credential: with two (both headers, or one twice) a header
@@ -77,17 +75,6 @@ def credential_headers(raw: list[tuple[bytes, bytes]]) -> int:
     return sum(1 for name, _ in raw if name in CREDENTIAL_HEADERS)
 
 
-class AuthError(Exception):
-    """A refused request: why (`reason`, `message`), and whether signing in would help
-    (`invite_sign_in`: no credential was sent, or an OAuth access token was refused)."""
-
-    def __init__(self, reason: str, message: str, *, invite_sign_in: bool = False) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.invite_sign_in = invite_sign_in
-
-
 def _token_refused(reason: str) -> AuthError:
     return AuthError(reason, TOKEN_REFUSALS[reason], invite_sign_in=True)
 
@@ -95,28 +82,9 @@ def _token_refused(reason: str) -> AuthError:
 def refused_key_prefix(headers: dict[bytes, bytes]) -> str:
     """The prefix of the key a refused request sent (never the key), for the log."""
     try:
-        return keys.parse_prefix(key_from_headers(headers)) or "-"
+        return keys.API_KEY.parse_prefix(key_from_headers(headers)) or "-"
     except AuthError:
         return "-"
-
-
-def key_from_headers(headers: dict[bytes, bytes]) -> str:
-    authorization = headers.get(b"authorization", b"").decode("latin-1").strip()
-    if authorization:
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise AuthError(
-                "malformed_authorization", "The Authorization header must be 'Bearer <api key>'."
-            )
-        return token.strip()
-    api_key = headers.get(b"x-api-key", b"").decode("latin-1").strip()
-    if api_key:
-        return api_key
-    raise AuthError(
-        "missing_api_key",
-        "An API key is required: send 'Authorization: Bearer <api key>' or 'X-API-Key: <api key>'.",
-        invite_sign_in=True,
-    )
 
 
 def challenge(scope: Scope, error: AuthError, hosts: HostCheck) -> bytes:
@@ -150,52 +118,6 @@ def _request_base(scope: Scope, hosts: HostCheck) -> str:
         name = f"[{name}]" if ":" in str(name) else str(name)
         host = f"{name}:{port}" if port else name
     return f"{scope.get('scheme', 'http')}://{host}"
-
-
-INACTIVE_TENANT = "The API key's tenant is not active."
-
-
-def key_prefix(full_key: str) -> str:
-    """The prefix of a key in the API key's form, else why the credential is refused."""
-    if api_tokens.is_api_token(full_key):
-        raise AuthError("api_token", API_TOKEN_REFUSED)
-    prefix = keys.parse_prefix(full_key)
-    if prefix is None:
-        raise AuthError("malformed_api_key", "The API key is not in the form wb_<prefix>_<secret>.")
-    return prefix
-
-
-def check_key(full_key: str, record: KeyRecord | None, now: float) -> KeyRecord:
-    """`record`, unless the key is not its key or the record says it may not be used."""
-    if record is None or not keys.hashes_match(full_key, record.key_hash):
-        raise AuthError("invalid_api_key", "The API key is not valid.")
-    # Past this point the caller holds the real key: saying why it fails leaks nothing.
-    if record.revoked:
-        raise AuthError("revoked_api_key", "The API key has been revoked.")
-    if record.expires_at is not None and record.expires_at <= now:
-        raise AuthError("expired_api_key", "The API key has expired.")
-    if record.owner_refusal:
-        raise AuthError(f"owner_{record.owner_refusal}", OWNER_REFUSALS[record.owner_refusal])
-    return record
-
-
-def key_refusal(authorization: str, api_key: str) -> str:
-    """Why /mcp refuses the API key in these header values ("" when it takes it, or they
-    carry none, or an OAuth access token): `Authenticator`'s checks, read straight from the
-    database. For the OAuth registration endpoint (accounts.oauth_clients), which an OAuth
-    client given a refused key reaches next, and whose answer is the one it shows."""
-    values = {b"authorization": authorization, b"x-api-key": api_key}
-    headers = {name: value.encode("latin-1", "replace") for name, value in values.items() if value}
-    try:
-        full_key = key_from_headers(headers)
-        if oauth_callers.is_access_token(full_key):
-            return ""
-        record = check_key(full_key, load_key(key_prefix(full_key)), time.time())
-        if not tenant_active(record.tenant_id):
-            raise AuthError("inactive_tenant", INACTIVE_TENANT)
-    except AuthError as refused:
-        return "" if refused.reason == "missing_api_key" else refused.message
-    return ""
 
 
 class Authenticator:

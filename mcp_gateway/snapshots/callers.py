@@ -21,7 +21,7 @@ class KeyRecord:
     toolboxes: frozenset[str] | None  # None: every toolbox of the tenant
     version: int
     owner_id: int | None = None  # a personal key's member (its calls act as them)
-    owner_refusal: str = ""  # why that member may no longer use it (front.auth's reasons)
+    owner_refusal: str = ""  # why that member may no longer use it (accounts.key_refusals)
 
     def allows(self, toolbox: str) -> bool:
         return self.toolboxes is None or toolbox in self.toolboxes

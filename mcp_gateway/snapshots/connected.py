@@ -15,7 +15,7 @@ class SavedSignIn:
     row_id: int
     version: int  # moves on every change of the tokens (a refresh, a reconnect)
     status: str  # CONNECTED or NEEDS_RECONNECT
-    tokens: dict[str, Any] = field(repr=False)  # `downstream.connected.oauth.tokens_of`
+    tokens: dict[str, Any] = field(repr=False)  # `kernel.oauth_sign_in.tokens_of`
 
     @property
     def usable(self) -> bool:

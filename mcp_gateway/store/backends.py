@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
-import socket
 from typing import Any
-from urllib.parse import urlsplit
 
 from diskcache import DjangoCache
 
@@ -26,9 +22,10 @@ from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN, Disk
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.core.exceptions import ImproperlyConfigured
 
+from kernel.store_names import EMBEDDED_BACKEND, redis_url
+
 logger = logging.getLogger("workbench.store")
 
-EMBEDDED_BACKEND = "mcp_gateway.store.backends.EmbeddedCache"
 REDIS_BACKEND = "mcp_gateway.store.backends.JsonRedisCache"
 # What CACHE_URL may name besides Redis: caches that never leave this process.
 IN_PROCESS_BACKENDS = (
@@ -38,8 +35,6 @@ IN_PROCESS_BACKENDS = (
 # The SQLite busy timeout of one attempt; diskcache retries an attempt that times out.
 EMBEDDED_BUSY_SECONDS = 0.05
 EMBEDDED_SIZE_LIMIT_BYTES = 1 << 30
-# Every entry's name begins with this; see installation_prefix.
-PREFIX = "wb"
 # Redis connections, in every process (the gateway's asyncio clients, Django's cache): a
 # call that cannot connect or answer in time fails in seconds instead of hanging; a
 # pooled connection idle this long is checked (PING) before use; a command that meets a
@@ -67,11 +62,6 @@ def redis_retry(asynchronous: bool) -> dict[str, Any]:
         "retry": retry(ExponentialBackoff(cap=cap, base=base), REDIS_RETRIES),
         "retry_on_error": [RedisConnectionError, RedisTimeoutError],
     }
-
-
-def installation_prefix(installation: str) -> str:
-    """The prefix of the entries that name one database's rows (see the module's doc)."""
-    return f"{PREFIX}:{installation}"
 
 
 class NotJson(ValueError):
@@ -219,25 +209,6 @@ class JsonRedisCache(RedisCache):
         }
 
 
-def describe_store(cache_settings: dict[str, Any]) -> str:
-    """Which shared store a process uses, for recording and comparing (issue 23: a command
-    pointed at another store than the gateways' writes where no gateway reads) and for an
-    operator's eyes: never a password. The embedded store is one machine's directory."""
-    url = redis_url(cache_settings)
-    if url:
-        return redis_location(url)
-    if cache_settings.get("BACKEND") == EMBEDDED_BACKEND:
-        directory = os.path.realpath(cache_settings["LOCATION"])
-        return f"embedded store {socket.gethostname()}:{directory}"
-    return f"{cache_settings.get('BACKEND', '')} (this process only)"
-
-
-def redis_location(url: str) -> str:
-    """A Redis URL as the operator's log may show it: no password."""
-    parts = urlsplit(url)
-    return f"redis {parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
-
-
 def redis_client(url: str) -> Any:
     """The gateway's asyncio Redis client for `url`, with REDIS_CONNECTION's bounds."""
     if redis_asyncio is None:  # pragma: no cover - installed without the redis extra
@@ -250,15 +221,6 @@ def redis_client(url: str) -> Any:
         **redis_retry(asynchronous=True),
     )
     return redis_asyncio.Redis.from_pool(pool)  # the client owns the pool: aclose closes it
-
-
-def redis_url(cache_settings: dict[str, Any]) -> str | None:
-    """The (first, written-to) Redis server of a Django cache setting, if it is Redis."""
-    if not cache_settings.get("BACKEND", "").endswith("RedisCache"):
-        return None
-    location = cache_settings["LOCATION"]
-    servers = re.split("[;,]", location) if isinstance(location, str) else location
-    return servers[0]
 
 
 def shared_cache(setting: dict[str, Any]) -> dict[str, Any]:

@@ -40,21 +40,23 @@ from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 
-from mcp_gateway.store.backends import (
+from kernel.store_names import (
     EMBEDDED_BACKEND,
-    EMBEDDED_BUSY_SECONDS,
     PREFIX,
+    describe_store,
+    installation_prefix,
+    redis_location,
+    redis_url,
+)
+from mcp_gateway.store.backends import (
+    EMBEDDED_BUSY_SECONDS,
     REDIS_BACKEND,
     EmbeddedCache,
     NotJson,
-    describe_store,
     dumps,
     embedded_store,
-    installation_prefix,
     loads,
     redis_client,
-    redis_location,
-    redis_url,
     refused,
     shared_cache,
 )

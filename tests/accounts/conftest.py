@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from accounts.models import Membership
-from accounts.roles import OPERATORS_GROUP
+from kernel.roles import OPERATORS_GROUP
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
 SECRET = "tok-acme-secret-value"

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from accounts.admin.members import HANDOFF_KIND
 from accounts.models import Membership
-from toolboxes.admin import handoff
+from kernel.admin_kit import handoff
 
 
 def test_tenant_admin_invites_a_new_user_shown_a_one_time_password_once(as_user, acme, globex):

@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 from oauth2_provider.models import Application
 
+from accounts.key_refusals import AuthError, key_from_headers
 from accounts.models import OAuthGrant
-from mcp_gateway.front.auth import AuthError, challenge, key_from_headers
+from mcp_gateway.front.auth import challenge
 from mcp_gateway.front.hostcheck import HostCheck
 
 pytestmark = pytest.mark.django_db

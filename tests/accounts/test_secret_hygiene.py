@@ -41,7 +41,7 @@ def test_read_only_forms_mask_secret_fields(rf, people, acme):
     rule, whatever fields an admin class lists)."""
     from django.contrib import admin
 
-    from accounts.admin_scope import TenantScoped, masked_display
+    from kernel.admin_kit.scoping import TenantScoped, masked_display
     from toolboxes.models import Server, Toolbox
 
     class RawServerInline(TenantScoped, admin.StackedInline):

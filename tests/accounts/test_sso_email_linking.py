@@ -21,10 +21,10 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.test import Client
 
 from accounts.models import SsoGroupMapping, SsoIdentity
-from accounts.roles import OPERATORS_GROUP
 from accounts.sso import discovery
 from accounts.sso.group_mapping import Rule, wanted
 from accounts.sso.providers import check
+from kernel.roles import OPERATORS_GROUP
 from tests.accounts.sso_walk import callback_of, sign_in, text_of
 from tests.harness.oidc import IdP, running_idp
 from toolboxes.models import Tenant

@@ -16,6 +16,7 @@ from accounts import api_tokens
 from accounts.models import ApiToken
 from api.auth import REFUSALS
 from api.problems import MISSING_TOKEN
+from kernel import credentials
 from tests.api.conftest import Api, problem
 
 
@@ -68,7 +69,7 @@ def test_wrong_revoked_expired_and_inactive(people, tokens):
     token = tokens["acme_admin"]
     forged = token[:-4] + ("aaaa" if not token.endswith("aaaa") else "bbbb")
     problem(get({"Authorization": f"Bearer {forged}"}), 401, "The API token is not valid.")
-    record = ApiToken.objects.get(prefix=api_tokens.parse_prefix(token))
+    record = ApiToken.objects.get(prefix=api_tokens.API_TOKEN.parse_prefix(token))
     record.expires_at = timezone.now() - timedelta(seconds=1)
     record.save()
     problem(get({"Authorization": f"Bearer {token}"}), 401, "The API token has expired.")
@@ -84,8 +85,8 @@ def test_wrong_revoked_expired_and_inactive(people, tokens):
 
 def test_stored_hashed_and_last_use_recorded(tokens):
     token = tokens["acme_admin"]
-    record = ApiToken.objects.get(prefix=api_tokens.parse_prefix(token))
-    assert token not in str(record.__dict__) and record.token_hash == api_tokens.hash_token(token)
+    record = ApiToken.objects.get(prefix=api_tokens.API_TOKEN.parse_prefix(token))
+    assert token not in str(record.__dict__) and record.token_hash == credentials.hash_of(token)
     assert record.last_used_at is None
     assert Api(token)("GET", "/me").status_code == 200
     record.refresh_from_db()
@@ -118,7 +119,7 @@ def test_create_api_token_command(people, acme, capsys):
     call_command("create_api_token", "ada", "deploys", "--tenant", "acme", "--read-only")
     out = capsys.readouterr().out.strip().splitlines()
     token = out[-1]
-    record = ApiToken.objects.get(prefix=api_tokens.parse_prefix(token))
+    record = ApiToken.objects.get(prefix=api_tokens.API_TOKEN.parse_prefix(token))
     assert (record.user.username, record.tenant, record.read_only) == ("ada", acme.tenant, True)
     assert "Copy it now: it will not be shown again." in out[-2]
     assert Api(token)("GET", "/tenants/acme").status_code == 200

@@ -10,8 +10,8 @@ import httpx2
 import pytest
 from django.contrib.auth.models import User
 
+from accounts.key_refusals import API_TOKEN_REFUSED
 from accounts.models import Membership
-from mcp_gateway.front.auth import API_TOKEN_REFUSED
 from tests.browser.test_tenant_admin_flow import login
 from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_json
 from toolboxes.models import Tenant, Toolbox

@@ -13,9 +13,10 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, get_application_model
 
+from accounts.key_refusals import API_TOKEN_REFUSED
 from accounts.models import ApiToken, GrantScope, Membership, OAuthGrant, OAuthGrantToken
 from accounts.oauth_config import new_access_token
-from mcp_gateway.front.auth import API_TOKEN_REFUSED, TOKEN_REFUSALS
+from mcp_gateway.front.auth import TOKEN_REFUSALS
 from tests.harness.paths import FIXTURE_SERVER
 from tests.harness.results import (
     INITIALIZE_PARAMS,

@@ -18,8 +18,8 @@ import pytest
 from django.conf import settings
 
 from tests.harness.live import TenantSetup
-from toolboxes.management.commands.setup_demo import DEMO_SLUG
-from toolboxes.management.commands.setup_demo import Command as SetupDemo
+from workbench_site.management.commands.setup_demo import DEMO_SLUG
+from workbench_site.management.commands.setup_demo import Command as SetupDemo
 
 # Between the gateway and its downstream servers (processes): the same whatever the test
 # database, so one pass runs it (the PostgreSQL one under make test: once_pg).

@@ -5,14 +5,17 @@
 - no module outside the gateway imports a gateway module: other apps use its public face,
   the names `mcp_gateway/__init__.py` re-exports;
 - the shared kernel imports no app;
-- no import circle among the product's modules.
+- no import circle among the product's modules;
+- between apps, only the arrows the apps diagram draws ("## The apps"), each down the order
+  of the apps, and never two apps importing each other.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import mcp_gateway
@@ -209,3 +212,99 @@ def test_the_circle_finder_finds_a_circle():
 
 def test_no_import_circle_among_product_modules():
     assert circles(import_graph()) == []
+
+
+# The apps, bottom to top: an app imports only apps below it (docs/architecture.md).
+ORDER = (
+    "kernel",
+    "toolboxes",
+    "accounts",
+    "calls",
+    "connections",
+    "mcp_gateway",
+    "api",
+    "workbench_site",
+)
+DIAGRAM = ROOT / "docs" / "architecture.md"
+Arrow = tuple[str, str]
+_ROW = re.compile(r"^\s*([a-z_]+)\s*(?:──▶\s*([a-z_, ]*[a-z_]))?\s*(?:\(.*\))?$")
+
+
+def drawn_apps() -> tuple[list[str], set[Arrow]]:
+    """The apps diagram: its rows top to bottom, and its arrows (app, app it imports)."""
+    text = DIAGRAM.read_text()
+    block = text.split("\n## The apps\n", 1)[1].split("```\n", 2)[1]
+    rows: list[str] = []
+    arrows: set[Arrow] = set()
+    for line in block.splitlines():
+        found = _ROW.match(line)
+        assert found, f"a line of the apps diagram this test cannot read: {line!r}"
+        rows.append(found[1])
+        arrows |= {(found[1], target.strip()) for target in (found[2] or "").split(",") if target}
+    return rows, arrows
+
+
+def app_arrows() -> dict[Arrow, list[str]]:
+    """Every import from one app into another, with the files that make it: inside functions
+    and under `if TYPE_CHECKING` too, and the gateway's face's lazy names (its `_PUBLIC`
+    table) as arrows into the modules they name."""
+    found: dict[Arrow, list[str]] = {}
+
+    def add(path: Path, names: Iterable[str]) -> None:
+        app = module_of(path).split(".")[0]
+        for name in names:
+            target = name.split(".")[0]
+            if target in ORDER and target != app:
+                found.setdefault((app, target), []).append(str(path.relative_to(ROOT)))
+
+    for path in files(*ORDER):
+        for node in imports(path, typing=True):
+            add(path, imported(path, node))
+    add(GATEWAY / "__init__.py", (module for module, _ in mcp_gateway._PUBLIC.values()))
+    return found
+
+
+def arrow_problems(found: dict[Arrow, list[str]], rows: list[str], drawn: set[Arrow]) -> list[str]:
+    """What breaks the order: an arrow the diagram does not draw, two apps importing each
+    other, a drawn arrow no import makes or that goes up, rows not in the apps' order."""
+    problems = []
+    if rows != list(reversed(ORDER)):
+        problems.append(f"the diagram's rows are {rows}, not the apps top to bottom")
+    position = {app: index for index, app in enumerate(rows)}
+    for source, target in sorted(drawn):
+        if position.get(source, 0) >= position.get(target, 0):
+            problems.append(f"the diagram draws {source} -> {target}, which goes up")
+    for arrow, where in sorted(found.items()):
+        if arrow not in drawn:
+            problems.append(f"{arrow[0]} -> {arrow[1]} is not in the diagram ({where[0]})")
+    counted = set(found)
+    for source, target in sorted(counted):
+        if (target, source) in counted and source < target:
+            problems.append(f"{source} and {target} import each other")
+    for source, target in sorted(drawn - set(found)):
+        problems.append(f"the diagram draws {source} -> {target}, which no import makes")
+    return problems
+
+
+def test_the_apps_import_each_other_only_as_the_diagram_draws():
+    rows, drawn = drawn_apps()
+    assert arrow_problems(app_arrows(), rows, drawn) == []
+
+
+def test_an_arrow_the_diagram_does_not_draw_fails_naming_it():
+    rows, drawn = drawn_apps()
+    found = app_arrows()
+    extra = {**found, ("calls", "connections"): ["calls/synthetic.py"]}
+    assert arrow_problems(extra, rows, drawn) == [
+        "calls -> connections is not in the diagram (calls/synthetic.py)"
+    ]
+    both = {**found, ("kernel", "toolboxes"): ["kernel/synthetic.py"]}
+    assert arrow_problems(both, rows, drawn) == [
+        "kernel -> toolboxes is not in the diagram (kernel/synthetic.py)",
+        "kernel and toolboxes import each other",
+    ]
+    upward = drawn | {("kernel", "toolboxes")}
+    assert arrow_problems(both, rows, upward) == [
+        "the diagram draws kernel -> toolboxes, which goes up",
+        "kernel and toolboxes import each other",
+    ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from mcp_gateway.downstream.sandbox.paths import tenant_roots
+from kernel.tenant_paths import tenant_roots
 
 
 def tenant_dir(slug: str) -> Path:

@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from accounts.models import ApiToken
 from tests.harness.live import running_gateway
 from tests.site.doc_pages import DOCS, block
+from toolboxes.catalog.entries import load_default_catalog
 from toolboxes.models import Tenant
 
 # What the page prints, whatever the test database: the SQLite pass only.
@@ -37,6 +38,7 @@ def test_the_api_recipes_run_as_printed(transactional_db: None, tmp_path: Path) 
     declarative = block(PAGE, "sh", "dry_run=true").code
     assert recipes.startswith(PRINTED_API)
     Tenant.objects.create(slug="acme", name="Acme")
+    load_default_catalog()  # the recipe makes its server from the shipped catalog's entry
     operator = User.objects.create_superuser("ops", "ops@example.com", "unused-password")
     token = ApiToken.issue(operator, name="recipes")[1]
     (tmp_path / "workbench").mkdir()  # the GitOps repository's folder

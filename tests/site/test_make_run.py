@@ -34,8 +34,8 @@ from tests.harness.paths import ROOT
 from tests.harness.procs import kill_tree
 from tests.harness.results import text_of, use
 from tests.harness.waits import wait_until
-from toolboxes.management import checkout as places
-from toolboxes.management.commands.setup_demo import READY
+from workbench_site.management import checkout as places
+from workbench_site.management.commands.setup_demo import READY
 
 # Processes on files of their own, whatever the suite's database: one pass.
 pytestmark = pytest.mark.once
@@ -167,7 +167,7 @@ def new_checkout(checkouts: list[Path], name: str, *, migrated: bool = False) ->
 
 
 def demo_repository(run_root: Path, checkout: Path) -> Path:
-    """The checkout's own demo repository (toolboxes/management/checkout.py), made."""
+    """The checkout's own demo repository (workbench_site/management/checkout.py), made."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(places.RUN_ROOT_ENV, str(run_root))
         repo = places.checkout_dir(checkout) / "repo"

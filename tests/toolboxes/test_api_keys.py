@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from kernel import credentials
 from toolboxes import keys
 from toolboxes.models import ApiKey, Tenant
 
@@ -17,7 +18,7 @@ def tenant(db):
 
 def test_format_and_strength(tenant):
     api_key, full_key = ApiKey.issue(tenant)
-    assert keys.KEY_RE.match(full_key)
+    assert keys.API_KEY.pattern.match(full_key)
     assert full_key.startswith(f"wb_{api_key.prefix}_")
     secret = full_key.split("_", 2)[2]
     assert len(secret) == 43  # 32 random bytes, base64url: 256 bits
@@ -28,7 +29,7 @@ def test_only_the_hash_is_stored(tenant):
     with connection.cursor() as cursor:
         cursor.execute("SELECT * FROM toolboxes_apikey WHERE id = %s", [api_key.pk])
         row = [str(value) for value in cursor.fetchone()]
-    assert keys.hash_key(full_key) in row
+    assert credentials.hash_of(full_key) in row
     assert not any(full_key in value or full_key.split("_", 2)[2] in value for value in row)
 
 
@@ -64,13 +65,13 @@ def test_usable(tenant):
 def test_prefix_collision_draws_again(tenant, monkeypatch):
     first, _ = ApiKey.issue(tenant)
     prefixes = iter([first.prefix, "zzzz9999"])
-    monkeypatch.setattr(keys, "new_prefix", lambda: next(prefixes))
+    monkeypatch.setattr(credentials, "new_prefix", lambda: next(prefixes))
     second, full_key = ApiKey.issue(tenant)
     assert second.prefix == "zzzz9999"
     assert second.matches(full_key)
 
 
 def test_parse_prefix():
-    assert keys.parse_prefix("wb_abcd1234_" + "x" * 43) == "abcd1234"
-    assert keys.parse_prefix("wb_ABCD1234_" + "x" * 43) is None
-    assert keys.parse_prefix("nonsense") is None
+    assert keys.API_KEY.parse_prefix("wb_abcd1234_" + "x" * 43) == "abcd1234"
+    assert keys.API_KEY.parse_prefix("wb_ABCD1234_" + "x" * 43) is None
+    assert keys.API_KEY.parse_prefix("nonsense") is None

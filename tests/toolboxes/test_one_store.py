@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from mcp_gateway import describe_store
+from kernel.store_names import describe_store
 from toolboxes.installation import record_store, recorded_store
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from cryptography.fernet import Fernet
 from django.core.management import call_command
 from django.db import connection
 
-from toolboxes import crypto
+from kernel import crypto
 from toolboxes.models import Server, Tenant, Toolbox
 
 OLD_KEY = Fernet.generate_key().decode()

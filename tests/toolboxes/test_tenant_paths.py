@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from accounts.models import Membership
-from mcp_gateway import tenant_roots
+from kernel.tenant_paths import tenant_roots
 from tests.harness.tenant_dirs import tenant_dir
 from tests.toolboxes.helpers import raw_server_post
 from toolboxes.config_file import ConfigError, import_tenant

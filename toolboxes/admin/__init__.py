@@ -1,4 +1,5 @@
-"""The admins' screens, one module per screen; `pages` holds what they share.
+"""The admins' screens, one module per screen; what every app's admin shares
+(pages, hand-off, scoping) is `kernel.admin_kit`.
 
 Imported by the admin's autodiscovery: each module registers its ModelAdmins.
 """

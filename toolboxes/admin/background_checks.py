@@ -33,8 +33,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections, connections, transaction
 
-from mcp_gateway import CheckResult, check_servers, installation_prefix
-from toolboxes import crypto
+from kernel import crypto
+from kernel.store_names import installation_prefix
+from toolboxes.gateway_questions import CheckResult, check_servers
 from toolboxes.installation import installation_id
 from toolboxes.models import Server
 

@@ -12,9 +12,13 @@ from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
-from accounts.roles import is_operator
+from kernel.admin_kit.scoping import SHARED, declare_tenant_path
+from kernel.roles import is_operator
 from toolboxes.admin.forms import CatalogEntryForm
 from toolboxes.models import AuthMode, CatalogEntry, CatalogParameter
+
+# The operator's catalog is one list every tenant admin picks from.
+declare_tenant_path("toolboxes.CatalogEntry", SHARED)
 
 
 class CatalogParameterFormSet(BaseInlineFormSet):

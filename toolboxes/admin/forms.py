@@ -9,8 +9,9 @@ from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
 from kernel.masking import MASK
+from kernel.named_paths import named_paths
 from kernel.pins import TRUST_FIRST
-from mcp_gateway import PathRefused, named_paths, tenant_roots
+from kernel.tenant_paths import PathRefused, tenant_roots
 from toolboxes import server_status
 from toolboxes.admin.tool_filters import ToolFiltersField
 from toolboxes.admin.widgets import LinesField, NameValueRows, ParametersWidget, SecretMapField

@@ -4,7 +4,7 @@ Creating a key redirects (so a reload never makes a second one) to its hand-off 
 which shows it once (`handoff`: held in the creator's session, encrypted, taken out as it
 is shown, so a reload or a second visit shows it no more). Each key's page shows what a
 client of it sees: the gateway's own instructions and, per toolbox, the tools
-`open_toolbox` would list (asked of the gateway through `mcp_gateway.key_sees`), with
+`open_toolbox` would list (asked of the gateway through `gateway_questions.key_sees`), with
 their size beside the meta-tools'.
 """
 
@@ -21,13 +21,13 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.admin_scope import TenantScoped
-from accounts.roles import is_operator
-from mcp_gateway import KeySees, estimated_tokens, key_sees, tenant_endpoint
-from toolboxes.admin import handoff
+from kernel.admin_kit import handoff
+from kernel.admin_kit.pages import confirm_and_act, object_for, object_view_url, page
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import is_operator
 from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
 from toolboxes.admin.forms import ApiKeyForm
-from toolboxes.admin.pages import confirm_and_act, object_for, object_view_url, page
+from toolboxes.gateway_questions import KeySees, estimated_tokens, key_sees, tenant_endpoint
 from toolboxes.models import ApiKey, Server, ToolPin
 
 HANDOFF_KIND = "api_key"

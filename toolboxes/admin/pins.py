@@ -10,7 +10,7 @@ from django.db.models import Case, F, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
 
-from accounts.admin_scope import TenantScoped
+from kernel.admin_kit.scoping import TenantScoped
 from toolboxes import pins
 from toolboxes.models import ToolPin
 

@@ -1,6 +1,6 @@
 """Checking a server from the admin: its page, its row in a toolbox, and a list action.
 
-A check connects the server the way the gateway does (`mcp_gateway.check_servers`:
+A check connects the server the way the gateway does (`gateway_questions.check_servers`:
 the same transports and sandbox, the classified failures) and records the result as the
 server's status. It runs in the background (`background_checks`): saving a server, its
 "Check now" button and the list action start one and answer at once; wherever a status
@@ -23,12 +23,12 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.admin_scope import AdminMixin
-from accounts.roles import is_operator
-from mcp_gateway import CheckResult
+from kernel.admin_kit.pages import object_for, object_view_url, page
+from kernel.admin_kit.scoping import AdminMixin
+from kernel.roles import is_operator
 from toolboxes import server_status
 from toolboxes.admin import background_checks
-from toolboxes.admin.pages import object_for, object_view_url, page
+from toolboxes.gateway_questions import CheckResult
 from toolboxes.models import Server
 
 MAX_CHECKS_AT_ONCE = 25  # a list action starts this many checks at most

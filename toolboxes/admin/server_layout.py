@@ -11,22 +11,12 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from accounts.admin_scope import AdminMixin
-from accounts.roles import is_operator
+from kernel.admin_kit.scoping import AdminMixin
 from kernel.masking import MASK
+from kernel.roles import is_operator
 from toolboxes.launch import launch_of
 from toolboxes.models import Server
-
-# What a tenant admin sees of a server: the catalog entry and its parameters, never the
-# command, args, cwd, mounts or raw URL (operators see those too).
-CATALOG_SERVER_FIELDS: list[Any] = ["catalog_entry", "parameter_values"]
-LIMIT_FIELDS = ("memory_limit_mb", "process_limit", "cpu_limit_seconds", "open_files_limit")
-SANDBOX_FIELDS: list[Any] = [
-    "cwd",
-    ("mounts", "network"),
-    ("egress_allow", "host_ports"),
-    LIMIT_FIELDS,
-]
+from toolboxes.server_fields import section_rows as rows
 
 # The form's help, said once per group of fields rather than under each one.
 HELP_COMMAND = (
@@ -70,11 +60,14 @@ def server_fieldsets(
     server of their own is the second way: its groups are shown while no entry is chosen,
     stdio and remote ones by the transport (toolboxes/static/toolboxes/server_form.js,
     server_source.js). In a toolbox's inline each group's help is left to the server's own
-    page, so that a toolbox of several servers stays short."""
-    tools = ["tool_filters", ("timeout", "idle_timeout"), "pinning"]
-    first: list[Any] = [*head, (status, "enabled"), ("name", "position")]
+    page, so that a toolbox of several servers stays short. Each group's fields are
+    `server_fields`' (a tenant admin's: never how a raw server runs); `enabled` is laid
+    beside the check's status, or on an add form at the end of the name's line."""
+    tools = rows("tools")
+    named = rows("first")  # the name's line first, then any other field of the group
+    first: list[Any] = [*head, (status, "enabled"), *named]
     if status is None:  # an add form: nothing checked yet
-        first = [*head, ("name", "position", "enabled")]
+        first = [*head, (*named[0], "enabled"), *named[1:]]
 
     def group(title: str, fields: list[Any], help_text: str, *classes: str) -> tuple[Any, Any]:
         if inline and "collapse" not in classes:  # the fields' labels say it
@@ -84,19 +77,17 @@ def server_fieldsets(
     if not operator:
         return [
             (None, {"fields": first}),
-            group("Catalog entry", CATALOG_SERVER_FIELDS, HELP_CATALOG),
+            group("Catalog entry", rows("catalog"), HELP_CATALOG),
             group("Tools", tools, HELP_TOOLS),
         ]
-    catalog: list[Any] = ["catalog_entry", "parameter_values", *(["runs"] if status else [])]
+    catalog: list[Any] = [*rows("catalog"), *(["runs"] if status else [])]
     own = [
-        group("Command", ["command", "args", "env"], HELP_COMMAND, "wb-raw", "wb-stdio"),
-        group("Remote", ["url", "headers"], HELP_REMOTE, "wb-raw", "wb-remote"),
-        group(
-            "Sign-in", ["auth", "oauth_client", "oauth_scopes"], HELP_SIGN_IN, "wb-raw", "wb-remote"
-        ),
+        group("Command", rows("command"), HELP_COMMAND, "wb-raw", "wb-stdio"),
+        group("Remote", rows("remote"), HELP_REMOTE, "wb-raw", "wb-remote"),
+        group("Sign-in", rows("sign_in"), HELP_SIGN_IN, "wb-raw", "wb-remote"),
         group(
             "Working directory and sandbox",
-            SANDBOX_FIELDS,
+            rows("sandbox"),
             HELP_SANDBOX,
             "wb-raw",
             "wb-stdio",
@@ -110,7 +101,7 @@ def server_fieldsets(
     return [
         (None, {"fields": first}),
         group("From the catalog", catalog, HELP_CATALOG_OPERATOR, "wb-catalog"),
-        group("Or a server of your own", ["transport"], HELP_OWN, "wb-raw"),
+        group("Or a server of your own", rows("own"), HELP_OWN, "wb-raw"),
         *own,
     ]
 

@@ -14,13 +14,13 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from accounts.admin_scope import TenantScoped
-from accounts.roles import is_operator
+from kernel.admin_kit.pages import object_for, object_view_url, page
+from kernel.admin_kit.scoping import TenantScoped
 from kernel.masking import masked
+from kernel.roles import is_operator
 from toolboxes import pins, server_status
 from toolboxes.admin import background_checks
 from toolboxes.admin.forms import ServerForm, TenantServerForm
-from toolboxes.admin.pages import object_for, object_view_url, page
 from toolboxes.admin.server_checks import (
     STATUS_CSS,
     STATUS_SCRIPT,

@@ -10,8 +10,10 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.admin_scope import TenantScoped
+from kernel.admin_kit.scoping import TenantScoped, declare_tenant_path
 from toolboxes.models import ApiKey, Tenant, Toolbox
+
+declare_tenant_path("toolboxes.Tenant", "pk")  # for admin sites without TenantAdmin
 
 
 def _changelist_link(model: str, label: str, **filters: Any) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolboxes.config_file.schema import DEFAULT_TIMEOUT, LIMIT_FIELDS
+from toolboxes.config_file.schema import DEFAULT_TIMEOUT
 from toolboxes.launch import launch_of
 from toolboxes.models import OAUTH_MODES, PinningPolicy, Server, Tenant, Toolbox, Transport
+from toolboxes.server_fields import LIMIT_KEYS
 
 
 def _sorted(values: dict[str, str]) -> dict[str, str]:
@@ -34,7 +35,7 @@ def export_server(server: Server) -> dict[str, Any]:
             data["hostPorts"] = list(server.host_ports)
         limits = {
             key: getattr(server, field)
-            for field, key in LIMIT_FIELDS.items()
+            for field, key in LIMIT_KEYS.items()
             if getattr(server, field) is not None
         }
         if limits:
@@ -100,7 +101,7 @@ def desktop_server(server: Server) -> tuple[dict[str, Any], list[str]]:
                 ("network", not launch.network),
                 ("egressAllow", bool(launch.egress_allow)),
                 ("hostPorts", bool(launch.host_ports)),
-                ("limits", any(getattr(launch, field) is not None for field in LIMIT_FIELDS)),
+                ("limits", any(getattr(launch, field) is not None for field in LIMIT_KEYS)),
             )
             if is_set
         ]

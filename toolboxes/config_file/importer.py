@@ -11,9 +11,7 @@ from pydantic import ValidationError as PydanticError
 from toolboxes.config_file.schema import (
     DESKTOP_KEYS,
     EXPORT_KEY,
-    JSON_FIELD_NAMES,
     LIMIT_ATTRS,
-    LIMIT_FIELDS,
     URL_ALIASES,
     CatalogServerSpec,
     ConfigError,
@@ -26,6 +24,7 @@ from toolboxes.config_file.schema import (
     keys_found,
 )
 from toolboxes.models import AuthMode, CatalogEntry, Server, Tenant, Toolbox, Transport
+from toolboxes.server_fields import FILE_KEYS, LIMIT_KEYS
 
 
 def _server_spec(
@@ -102,7 +101,7 @@ def _apply_server(
         server.network = spec.network
         server.egress_allow = spec.egress_allow
         server.host_ports = spec.host_ports
-        for field, key in LIMIT_FIELDS.items():
+        for field, key in LIMIT_KEYS.items():
             setattr(server, field, getattr(spec.limits, LIMIT_ATTRS[key]))
     else:
         server.transport = spec.type
@@ -111,7 +110,7 @@ def _apply_server(
         server.command, server.args, server.env, server.cwd = "", [], {}, ""
         server.mounts, server.network, server.egress_allow = [], True, []
         server.host_ports = []
-        for field in LIMIT_FIELDS:
+        for field in LIMIT_KEYS:
             setattr(server, field, None)
     _save(server, *where)
 
@@ -126,7 +125,7 @@ def _save(instance: Server | Toolbox, *where: str) -> None:
         if field == "name":
             raise ConfigError(f"{json_path(*where)}: invalid name: {messages[0]}") from None
         raise ConfigError(
-            f"{json_path(*where, JSON_FIELD_NAMES.get(field, field))}: {messages[0]}"
+            f"{json_path(*where, FILE_KEYS.get(field, field))}: {messages[0]}"
         ) from None
     instance.save()
 

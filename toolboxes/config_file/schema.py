@@ -10,17 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
 DEFAULT_TIMEOUT = 60
-JSON_FIELD_NAMES = {
-    "tool_filters": "toolFilters",
-    "transport": "type",
-    "idle_timeout": "idleTimeout",
-    "memory_limit_mb": "limits.memoryMb",
-    "process_limit": "limits.processes",
-    "cpu_limit_seconds": "limits.cpuSeconds",
-    "open_files_limit": "limits.openFiles",
-    "egress_allow": "egressAllow",
-    "host_ports": "hostPorts",
-}
 
 
 class ConfigError(ValueError):
@@ -53,18 +42,12 @@ class LimitsSpec(_Spec):
     open_files: int | None = Field(default=None, ge=1, alias="openFiles")
 
 
+# A limits key in the JSON -> its attribute here (the server's field: `server_fields`).
 LIMIT_ATTRS = {
     "memoryMb": "memory_mb",
     "processes": "processes",
     "cpuSeconds": "cpu_seconds",
     "openFiles": "open_files",
-}
-# Server model field <- limits key in the JSON.
-LIMIT_FIELDS = {
-    "memory_limit_mb": "memoryMb",
-    "process_limit": "processes",
-    "cpu_limit_seconds": "cpuSeconds",
-    "open_files_limit": "openFiles",
 }
 
 

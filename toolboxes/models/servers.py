@@ -10,7 +10,8 @@ from django.db import models
 from django.db.models import Q
 
 from kernel import pins as pin_rule
-from mcp_gateway import path_problem, tenant_roots
+from kernel.tenant_paths import problem as path_problem
+from kernel.tenant_paths import tenant_roots
 from toolboxes.fields import EncryptedStringMapField
 from toolboxes.models.sandbox import SandboxSettings
 from toolboxes.models.sign_in import AuthMode, SignInSettings

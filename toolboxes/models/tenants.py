@@ -7,10 +7,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from kernel.revocable import Revocable
 from toolboxes import keys, versions
 from toolboxes.validators import NAME_PATTERN, validate_name
 
@@ -54,7 +55,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         return count
 
 
-class ApiKey(models.Model):
+class ApiKey(Revocable):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     label = models.CharField(max_length=200, blank=True)
     prefix = models.CharField(max_length=8, unique=True, editable=False)
@@ -62,7 +63,6 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField("last used", null=True, blank=True, editable=False)
     expires_at = models.DateTimeField("expires", null=True, blank=True)
-    revoked_at = models.DateTimeField("revoked", null=True, blank=True, editable=False)
     toolboxes = models.ManyToManyField(
         "Toolbox",
         blank=True,
@@ -113,19 +113,7 @@ class ApiKey(models.Model):
 
     def assign_new_key(self) -> str:
         """Pick a unique prefix, set the hash, save; return the full key."""
-        for _ in range(10):
-            self.prefix = keys.new_prefix()
-            full_key = keys.new_key(self.prefix)
-            self.key_hash = keys.hash_key(full_key)
-            try:
-                with transaction.atomic():
-                    self.save()
-            except IntegrityError:
-                if ApiKey.objects.filter(prefix=self.prefix).exists():
-                    continue  # a prefix collision: draw again
-                raise
-            return full_key
-        raise RuntimeError("Could not find a free API key prefix")
+        return keys.API_KEY.issue(self, "key_hash")
 
     def clean(self) -> None:
         """A personal key's owner is a member of its tenant (`memberships`: accounts')."""
@@ -137,7 +125,7 @@ class ApiKey(models.Model):
             )
 
     def matches(self, full_key: str) -> bool:
-        return keys.hashes_match(full_key, self.key_hash)
+        return keys.API_KEY.matches(full_key, self.key_hash)
 
     @property
     def status(self) -> str:
@@ -148,11 +136,6 @@ class ApiKey(models.Model):
         if not self.tenant.is_active:
             return "tenant inactive"
         return "active"
-
-    def revoke(self) -> None:
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])
 
 
 class Toolbox(models.Model):

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from accounts.roles import is_operator
+from kernel.roles import is_operator
 from toolboxes.admin.server_checks import check_button, filters_html, held_badge, status_html
 from toolboxes.models import Server
 

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.members import add_member
-from accounts.roles import ROLES
+from kernel.roles import ROLES
 from toolboxes.models import Tenant
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from mcp_gateway.downstream.connected import oauth
+from kernel import oauth_sign_in
 from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.servers import ServerConfig
@@ -168,13 +168,13 @@ class ConnectedAccounts:
             await anyio.sleep(REFRESH_POLL_SECONDS)  # another process is refreshing
             current = await self._read(key)
         try:
-            tokens = await oauth.refresh(current.tokens)
-        except oauth.SignInFailed as exc:
+            tokens = await oauth_sign_in.refresh(current.tokens)
+        except oauth_sign_in.SignInFailed as exc:
             self.recorder.sign_in_refreshed(server.server_id, ok=False)
             logger.warning("[%s] refresh failed: %s (%s)", server.name, exc.phrase, exc.detail)
-            if exc.phrase == oauth.UNREACHABLE:
+            if exc.phrase == oauth_sign_in.UNREACHABLE:
                 await self.door.release_claim(current.row_id, current.version)
-                raise SignInUnavailable(oauth.UNREACHABLE) from None
+                raise SignInUnavailable(oauth_sign_in.UNREACHABLE) from None
             await self.door.needs_reconnect(current.row_id, current.version)
             self._saved.pop(key, None)
             raise SignInNeeded() from None

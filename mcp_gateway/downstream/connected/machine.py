@@ -14,7 +14,7 @@ import httpx2
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from mcp_gateway.downstream.connected import oauth
+from kernel import oauth_sign_in
 from mcp_gateway.snapshots.servers import ServerConfig
 
 
@@ -47,7 +47,7 @@ class ClientCredentialsAuth(httpx2.Auth):
 
     async def _provider_for(self, url: str) -> ClientCredentialsOAuthProvider:
         if self._provider is None:
-            issuer = await oauth.issuer_of(url)
+            issuer = await oauth_sign_in.issuer_of(url)
             self._provider = ClientCredentialsOAuthProvider(
                 server_url=url,
                 storage=_Memory(),

@@ -33,17 +33,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.named_paths import SYSTEM_DIRS
+from kernel.tenant_paths import inside
 from mcp_gateway.downstream.sandbox import cache as sandbox_cache
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox import seccomp as sandbox_seccomp
-from mcp_gateway.downstream.sandbox.host_files import (
-    SYSTEM_DIRS,
-    check_mount,
-    command_files,
-    inside,
-    parents,
-)
+from mcp_gateway.downstream.sandbox.host_files import check_mount, command_files, parents
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.snapshots.sandbox import Limits, SandboxSpec
 

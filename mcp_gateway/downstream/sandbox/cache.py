@@ -37,6 +37,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from kernel.named_paths import is_protected
 from mcp_gateway.downstream.sandbox.cache_entries import (
     BOUND,
     TRASH,
@@ -44,7 +45,6 @@ from mcp_gateway.downstream.sandbox.cache_entries import (
     prune,
     run,
 )
-from mcp_gateway.downstream.sandbox.host_files import is_protected
 from mcp_gateway.options import GatewayOptions, current_options
 
 logger = logging.getLogger("workbench.sandbox")

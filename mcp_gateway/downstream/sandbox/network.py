@@ -30,7 +30,7 @@ import subprocess
 import anyio
 import anyio.abc
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox.network_rules import (
     RESOLVER,
     Allowance,

@@ -1,7 +1,7 @@
 """What a sandbox's network may reach: the sandboxes' allowance (WORKBENCH_SANDBOX_EGRESS_ALLOW
 and the server's own: networks, allowed host names resolved at each spawn), the host
 ports an operator named on the server, and the nftables rules installed in its
-namespace, the same refusals as remote servers get (`downstream.egress`). Pure but for
+namespace, the same refusals as remote servers get (`kernel.egress`). Pure but for
 resolving.
 
 The host's loopback (the gateway's port, the database, the shared store, whatever else
@@ -20,8 +20,8 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mcp_gateway.downstream.egress import EgressPolicy, IPAddress, refused_kind, resolve
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy, IPAddress, refused_kind, resolve
 
 logger = logging.getLogger("workbench.sandbox")
 

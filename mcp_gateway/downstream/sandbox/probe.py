@@ -6,7 +6,7 @@ import shutil
 
 import anyio
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox.argv import sandbox_argv, seccomp_file
 from mcp_gateway.downstream.sandbox.policy import FIX, SandboxPolicy
 from mcp_gateway.snapshots.sandbox import SandboxSpec

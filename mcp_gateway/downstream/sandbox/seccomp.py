@@ -27,7 +27,7 @@ import functools
 import logging
 import tempfile
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 
 logger = logging.getLogger("workbench.sandbox")
 UNKNOWN = -1  # libseccomp's __NR_SCMP_ERROR: a name this libseccomp does not know

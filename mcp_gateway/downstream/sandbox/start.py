@@ -18,8 +18,8 @@ from typing import Any, TextIO
 import anyio
 import anyio.abc
 
-from mcp_gateway.downstream.egress import EgressPolicy
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox import network_rules
 from mcp_gateway.downstream.sandbox.memory import MemoryGroup

@@ -5,7 +5,7 @@ from typing import Any
 
 import anyio
 
-from mcp_gateway.downstream.sandbox.paths import tenant_roots
+from kernel.tenant_paths import tenant_roots
 from mcp_gateway.for_admins.server_check import CheckResult, check_server
 from mcp_gateway.snapshots.sandbox import SandboxSpec
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef

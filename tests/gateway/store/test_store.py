@@ -15,7 +15,8 @@ import pytest
 from diskcache import FanoutCache
 from django.core.cache.backends.locmem import LocMemCache
 
-from mcp_gateway.store.backends import EmbeddedCache, JsonRedisCache, embedded_store, redis_url
+from kernel.store_names import redis_url
+from mcp_gateway.store.backends import EmbeddedCache, JsonRedisCache, embedded_store
 from mcp_gateway.store.shared import CacheStore, EmbeddedStore, RedisStore
 from tests.harness.markers import requires_redis
 from tests.harness.services import REDIS_URL

@@ -13,8 +13,8 @@ import anyio
 import pytest
 from django.urls import reverse
 
+from kernel.egress import UNREACHABLE, EgressRefused
 from mcp_gateway.downstream import causes, failures
-from mcp_gateway.downstream.egress import EgressRefused
 from mcp_gateway.snapshots.servers import ServerConfig
 from tests.accounts.conftest import acme, as_user, globex, people  # noqa: F401
 from tests.api.conftest import api, tokens  # noqa: F401
@@ -91,9 +91,7 @@ def test_the_server_page_shows_the_incident_and_the_cause_to_operators(as_user, 
 def test_a_refused_host_name_is_allowed_by_its_name_or_its_address():
     server = ServerConfig(name="issues", transport="streamable-http", url="http://localhost:9/")
     detail = "start: egress refused: localhost resolves to ::1 (loopback)"
-    story = failures.Story(
-        failures.UNREACHABLE, "0123456789ab", detail, (), EgressRefused("localhost ...")
-    )
+    story = failures.Story(UNREACHABLE, "0123456789ab", detail, (), EgressRefused("localhost ..."))
     assert anyio.run(causes.explain, server, story).split("\n") == [
         "egress refused: localhost resolves to ::1 (loopback) (while starting)",
         "The egress policy refuses loopback addresses: remote servers reach public addresses "

@@ -119,7 +119,7 @@ def test_the_configurations_follow_each_clients_format(admin_client, tenant):
     assert f'new StreamableHTTPClientTransport(new URL("{URL}")' in blocks["typescript"]
     assert f'headers: {{ Authorization: "Bearer {key}" }}' in blocks["typescript"]
     assert 'data-copy-target="config-claude-code"' in page
-    assert "toolboxes/copy.js" in page
+    assert "admin_kit/copy.js" in page
 
 
 def test_the_public_url_setting_wins_over_the_request(admin_client, tenant, settings):

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from toolboxes import keys
+from kernel import credentials
 from toolboxes.models import ApiKey, Tenant, Toolbox
 
 KEY_RE = re.compile(r"wb_[a-z0-9]{8}_[A-Za-z0-9_-]{43}")
@@ -33,7 +33,7 @@ def test_new_key_is_shown_once_and_never_again(admin_client, tenant):
     assert "no-store" in response["Cache-Control"]
     api_key = ApiKey.objects.get()
     assert api_key.matches(full_key)
-    assert api_key.key_hash == keys.hash_key(full_key)
+    assert api_key.key_hash == credentials.hash_of(full_key)
     for url in (
         reverse("admin:toolboxes_apikey_change", args=[api_key.pk]),
         reverse("admin:toolboxes_apikey_changelist"),

@@ -19,7 +19,7 @@ NOT_A_KEY = (
 def prefix_of(given: str) -> str | None:
     """The prefix that `given` names: a whole key's, or one spelled as shown."""
     shown = SHOWN_PREFIX_RE.match(given)
-    return keys.parse_prefix(given) or (shown.group(1) if shown else None)
+    return keys.API_KEY.parse_prefix(given) or (shown.group(1) if shown else None)
 
 
 class Command(BaseCommand):
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         prefix = prefix_of(given)
         if prefix is None:
             raise CommandError(NOT_A_KEY)
-        whole = keys.parse_prefix(given) is not None
+        whole = keys.API_KEY.parse_prefix(given) is not None
         api_key = ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
         if api_key is None or (whole and not api_key.matches(given)):
             raise CommandError(f"No API key with prefix '{prefix}' matches.")

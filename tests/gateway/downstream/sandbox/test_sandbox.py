@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox.argv import HOME, sandbox_argv
 from mcp_gateway.downstream.sandbox.host_files import command_files
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy, exit_reason

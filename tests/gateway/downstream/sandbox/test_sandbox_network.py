@@ -13,8 +13,8 @@ import subprocess
 import anyio
 import pytest
 
-from mcp_gateway.downstream.egress import EgressPolicy, refused_kind
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy, refused_kind
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox.network_rules import (
     HOST_LOOPBACK,

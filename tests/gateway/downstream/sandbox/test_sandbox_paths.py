@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.tenant_paths import problem, root_pattern, tenant_roots
 from mcp_gateway.downstream.sandbox.argv import sandbox_argv
 from mcp_gateway.downstream.sandbox.host_files import command_files
-from mcp_gateway.downstream.sandbox.paths import REFUSED, problem, root_pattern, tenant_roots
+from mcp_gateway.downstream.sandbox.paths import REFUSED
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.snapshots.sandbox import Mount, SandboxSpec
 from tests.harness.tenant_dirs import tenant_dir

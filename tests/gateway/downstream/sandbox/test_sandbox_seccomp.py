@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import seccomp
 from mcp_gateway.downstream.sandbox.argv import SECCOMP_FILE, sandbox_argv, seccomp_file
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy

@@ -1,4 +1,4 @@
-"""The SDK internals connected accounts build on (mcp_gateway/downstream/connected/oauth.py):
+"""The SDK internals connected accounts build on (kernel/oauth_sign_in.py):
 an upgrade that moves or reshapes one fails here, by name, before any sign-in breaks."""
 
 import inspect

@@ -1,15 +1,18 @@
-"""Where remote servers may be reached: resolve, check, pin.
+"""Where an outbound request may go: resolve, check, pin. One rule for every app that
+makes one (the gateway's remote servers, accounts' sign-in providers and client metadata
+documents, connected accounts' sign-ins).
 
 An admin's URL must not reach what only the gateway can: its loopback ports, cloud
 metadata at link-local addresses, private networks. Before connecting, the host is
 resolved and every address it gives is checked (in whatever spelling the URL used:
 decimal, hex, IPv4-mapped IPv6, NAT64 or 6to4 all resolve or unwrap to the address
 checked); then the connection goes to the checked address, so DNS cannot change between
-the check and the connect. Every request of a remote transport goes through this, so a
+the check and the connect. Every request goes through this (`PinnedTransport`), so a
 redirect to a refused address is refused too. The operator allows exceptions
 (`WORKBENCH_EGRESS_ALLOW`: CIDRs and host names). Sandboxed stdio servers have an
-allowance of their own (`WORKBENCH_SANDBOX_EGRESS_ALLOW`, `sandbox.network_rules`): the
-host's loopback allowed to reach one local remote server opens nothing to them.
+allowance of their own (`WORKBENCH_SANDBOX_EGRESS_ALLOW`, the gateway's
+`downstream.sandbox.network_rules`): the host's loopback allowed to reach one local remote
+server opens nothing to them.
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ import anyio
 import httpx2
 from django.conf import settings
 
-from mcp_gateway.downstream.failures import UNREACHABLE, ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+
+# What a client is told of any remote server it cannot reach, whatever the reason: a URL
+# must not become a port scanner (the reason goes to the log).
+UNREACHABLE = "the server could not be reached"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

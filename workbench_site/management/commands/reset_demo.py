@@ -14,8 +14,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from mcp_gateway import StartRefused, read_uid_claim, retire_uid_claim, uid_claim_held
 from toolboxes.installation import database_file, describe_database
-from toolboxes.management import checkout
-from toolboxes.management.commands.setup_demo import CREDENTIALS_FILE
+from workbench_site.management import checkout
+from workbench_site.management.commands.setup_demo import CREDENTIALS_FILE
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 UID_CLAIM = "the uid claim"

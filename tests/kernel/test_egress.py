@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from mcp_gateway.downstream import egress
-from mcp_gateway.downstream.egress import EgressPolicy, EgressRefused, PinnedTransport, refused_kind
+from kernel import egress
+from kernel.egress import EgressPolicy, EgressRefused, PinnedTransport, refused_kind
 from tests.harness.net import free_port, listening
 from tests.harness.paths import SERVERS
 from tests.harness.waits import wait_until

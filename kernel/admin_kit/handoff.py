@@ -3,9 +3,9 @@ password.
 
 The view that makes it holds it (`hold`) and redirects (a reload never makes a second);
 the hand-off page takes it (`take`) as it shows it, so a reload or a second visit shows it
-no more. Meanwhile it waits in the maker's session, encrypted (`toolboxes.crypto`), one
+no more. Meanwhile it waits in the maker's session, encrypted (`kernel.crypto`), one
 per kind, for `HANDOFF_SECONDS` at most. The page shows it in a read-only field with a
-copy button (`admin/secret_once.html`, `toolboxes/copy.js`) and is never cached.
+copy button (`admin/secret_once.html`, `admin_kit/copy.js`) and is never cached.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from cryptography.fernet import InvalidToken
 from django.http import HttpRequest
 
-from toolboxes import crypto
+from kernel import crypto
 
 SESSION_PREFIX = "_workbench_handoff_"
 HANDOFF_SECONDS = 600  # a secret not picked up by its page within this is gone for good

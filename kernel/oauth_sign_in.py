@@ -1,11 +1,14 @@
-"""The OAuth client of connected accounts, built on the SDK's (`mcp.client.auth`).
+"""The OAuth client of connected accounts, built on the SDK's (`mcp.client.auth`): in the
+kernel because two apps speak it, `connections` (begin, finish, revoke: the person's
+sign-in) and the gateway (refresh, the issuer of a client's own credentials). It imports
+the SDK: import it where it is used, not at a manage.py command's start.
 
 The SDK's `OAuthClientProvider` runs a whole sign-in inside one HTTP request's auth flow,
 waiting in-process for the browser to come back. Here the person is sent to the vendor by
 one request (`begin`: discovery, the client's identity, PKCE, the authorization URL) and
 comes back in another, maybe to another process (`finish`: the code for tokens), so the
 flow's state is handed back to be kept (encrypted, by the caller) in between. Each step is
-the SDK's own function; `tests/gateway/test_connected_sdk.py` pins the ones used.
+the SDK's own function; `tests/kernel/test_oauth_sign_in_sdk.py` pins the ones used.
 
 Every request goes through the egress policy (`PinnedTransport`), follows no redirect and
 verifies TLS. Failures are `SignInFailed` with a short phrase for people; the vendor's
@@ -46,8 +49,8 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
-from mcp_gateway.downstream.egress import EgressPolicy, PinnedTransport
-from mcp_gateway.downstream.failures import ClassifiedFailure
+from kernel.classified import ClassifiedFailure
+from kernel.egress import EgressPolicy, PinnedTransport
 
 logger = logging.getLogger("workbench.connected")
 

@@ -14,8 +14,8 @@ from django.core.management.base import CommandError
 
 from mcp_gateway.downstream.sandbox.uid_claims import claim_uid_base
 from toolboxes.installation import describe_database
-from toolboxes.management import checkout
-from toolboxes.management.checkout import (
+from workbench_site.management import checkout
+from workbench_site.management.checkout import (
     FIRST_BASE,
     SPAN,
     NotOwnDirectory,

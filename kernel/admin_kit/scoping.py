@@ -5,7 +5,8 @@ tenants: querysets (changelists, change forms, inlines, history, custom views, s
 foreign-key and many-to-many choices, related list filters and actions are all cut to
 them, and another tenant's object answers 404 (its existence is not confirmed). Viewers
 read; admins of a tenant change its objects. Secret fields are masked wherever a form is
-read-only, for everyone.
+read-only, for everyone. Below every app: the roles are `kernel.roles`, and an app names
+its own models' paths to their tenant (`TenantScoped.tenant_path`, `declare_tenant_path`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from django.db.models import Model, QuerySet
 from django.forms import Field
 from django.http import Http404, HttpRequest
 
-from accounts.roles import ADMIN, can_manage, can_view, is_operator, tenant_ids
 from kernel.masking import masked
+from kernel.roles import ADMIN, can_manage, can_view, is_operator, tenant_ids
 
 if TYPE_CHECKING:  # a mixin of ModelAdmins is one to the type checker, a plain class at run time
     from django.contrib.admin import ModelAdmin as AdminMixin
@@ -28,12 +29,15 @@ else:
     AdminMixin = object
 
 SHARED = None  # a tenant_path of None: one list every member may choose from (a catalog)
-# `tenant_path` of models whose admin is not TenantScoped, by label.
-KNOWN_TENANT_PATHS: dict[str, str | None] = {
-    "toolboxes.Tenant": "pk",
-    "toolboxes.CatalogEntry": SHARED,  # the operator's catalog: tenant admins pick from it
-}
+# `tenant_path` of models whose admin is not TenantScoped, by label (`declare_tenant_path`).
+KNOWN_TENANT_PATHS: dict[str, str | None] = {}
 _MASKED: dict[str, Callable[[Any], str]] = {}
+
+
+def declare_tenant_path(label: str, path: str | None) -> None:
+    """Say how a model ("app.Model") leads to its tenant where no TenantScoped admin of it
+    says so (its app's admin module declares it as it is imported)."""
+    KNOWN_TENANT_PATHS[label] = path
 
 
 def tenant_path_of(model: type[Model], admin_site: admin.AdminSite) -> str | None:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mcp_gateway.downstream.connected.oauth import account_of
+from kernel.oauth_sign_in import account_of
 
 
 def id_token(claims: dict[str, str]) -> str:

@@ -8,7 +8,7 @@ those, one claims directory for every checkout of this user: each checkout's uid
 derived from its path (far from the production default, 200000, and from one another), and
 two checkouts whose bases collide are told so by the claim, not left to share uids.
 
-Free of Django: `python -m toolboxes.management.checkout .env` (make run) adds this
+Free of Django: `python -m workbench_site.management.checkout .env` (make run) adds this
 checkout's sandbox lines to its `.env` when they are missing, before any settings load.
 """
 

@@ -1,7 +1,9 @@
-"""Who may do what: the one question the admin (and the gateway's OAuth sign-in) asks.
+"""Who may do what: the one question the admin, the gateway's OAuth sign-in and the
+management API's actor ask, and the roles' names (their one home).
 
 Operators (superusers, or members of the "operators" group) manage every tenant; tenant
-members act only in their tenants, with a role per tenant (`Membership`). The answers are
+members act only in their tenants, with a role per tenant (`accounts.Membership`, read
+through the user's `memberships`, so that the kernel imports no app). The answers are
 memoised on the user object, which Django loads afresh for every request.
 """
 
@@ -10,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from accounts.models import ADMIN, VIEWER, Membership
-
+ADMIN = "admin"
+VIEWER = "viewer"
 OPERATORS_GROUP = "operators"
 ROLES = (ADMIN, VIEWER)
 
@@ -35,7 +37,7 @@ def roles_of(user: Any) -> dict[int, str]:
         return {}
     cached = getattr(user, _ROLES_ATTRIBUTE, None)
     if cached is None:
-        cached = dict(Membership.objects.filter(user=user).values_list("tenant_id", "role"))
+        cached = dict(user.memberships.values_list("tenant_id", "role"))
         setattr(user, _ROLES_ATTRIBUTE, cached)
     return cached
 

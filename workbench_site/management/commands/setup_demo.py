@@ -26,11 +26,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, transaction
 
 from accounts.members import add_member
-from accounts.roles import ADMIN
+from kernel.roles import ADMIN
 from mcp_gateway import tenant_endpoint
 from toolboxes.catalog.entries import load_default_catalog
-from toolboxes.management import checkout, foreground
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from workbench_site.management import checkout, foreground
 
 CREDENTIALS_FILE = "demo-credentials.json"
 DEMO_SLUG = "demo"

@@ -1,0 +1,166 @@
+"""What the admins' world asks the gateway, declared here so that it imports nothing of it.
+
+The admin's pages ask the gateway three things: to check servers as it would connect them
+(`check_servers`), what a key's client would be told and could open (`key_sees`, with
+`estimated_tokens` for its sizes), and a tenant's own endpoint (`tenant_endpoint`). The
+answers are the gateway's; the top of the house (`workbench_site`, the composition root)
+registers them when the apps are ready (`answer_with`). Asked before that: `NotAnswered`.
+
+What an answer holds is typed here by Protocols the gateway's results satisfy (mypy checks
+it where the site registers them); a check's result is copied into this app's own
+`CheckResult`, which the admin also rebuilds from a server's row and the shared store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolboxes.models import Server
+
+
+class CheckFound(Protocol):
+    """What the gateway found checking one server."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def milliseconds(self) -> int: ...
+    @property
+    def tools(self) -> list[dict[str, Any]]: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def incident(self) -> str | None: ...
+    @property
+    def stderr_tail(self) -> tuple[str, ...]: ...
+    @property
+    def cause(self) -> str: ...
+
+
+@dataclass
+class CheckResult:
+    """A server's check as the admin shows it."""
+
+    ok: bool
+    milliseconds: int
+    tools: list[dict[str, Any]] = field(default_factory=list)  # definitions (kernel.pins)
+    reason: str = ""  # the classified phrase a client would read
+    incident: str | None = None
+    stderr_tail: tuple[str, ...] = ()  # redacted; for admins only
+    cause: str = ""  # what happened and what to change; admins only
+
+    @classmethod
+    def of(cls, found: CheckFound) -> CheckResult:
+        return cls(
+            found.ok,
+            found.milliseconds,
+            list(found.tools),
+            found.reason,
+            found.incident,
+            tuple(found.stderr_tail),
+            found.cause,
+        )
+
+
+class SeenServer(Protocol):
+    """One server of a toolbox, as a key's client would see it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def server_id(self) -> int: ...
+    @property
+    def discovered(self) -> bool: ...
+    @property
+    def tools(self) -> tuple[str, ...]: ...
+    @property
+    def held(self) -> tuple[str, ...]: ...
+    @property
+    def filtered_out(self) -> tuple[str, ...]: ...
+    @property
+    def size(self) -> int: ...
+
+
+class SeenToolbox(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def servers(self) -> Sequence[SeenServer]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def tool_count(self) -> int: ...
+
+
+class KeySees(Protocol):
+    """What a key's client is told (`instructions`) and can open, with sizes in bytes."""
+
+    @property
+    def instructions(self) -> str: ...
+    @property
+    def toolboxes(self) -> Sequence[SeenToolbox]: ...
+    @property
+    def meta_tools_size(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def tool_count(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The gateway's answers to this app's questions, as the site registers them."""
+
+    check_servers: Callable[[Sequence[Server]], Sequence[CheckFound]]
+    key_sees: Callable[[str, dict[int, list[dict[str, Any]]]], KeySees | None]
+    estimated_tokens: Callable[[int], int]
+    tenant_endpoint: Callable[[str, str], str]
+
+
+class NotAnswered(RuntimeError):
+    """The admin asked the gateway before the site registered its answers."""
+
+
+_answers: list[Answers] = []
+
+
+def answer_with(answers: Answers) -> None:
+    """Register the gateway's answers (the site's AppConfig.ready); a second replaces."""
+    _answers[:] = [answers]
+
+
+def _asked() -> Answers:
+    if not _answers:
+        raise NotAnswered(
+            "toolboxes asked the gateway a question before any answers were registered: "
+            "the site registers them in WorkbenchSiteConfig.ready (is 'workbench_site' in "
+            "INSTALLED_APPS?)"
+        )
+    return _answers[0]
+
+
+def check_servers(servers: Sequence[Server]) -> list[CheckResult]:
+    """Check configured servers (rows with `toolbox__tenant` loaded) as the gateway
+    connects them; it records each status and offer for pinning."""
+    return [CheckResult.of(found) for found in _asked().check_servers(servers)]
+
+
+def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees | None:
+    """What a client of the key `prefix` is told and can open; None for no such key.
+    `offered`: per server id, the tool definitions it offered last."""
+    return _asked().key_sees(prefix, offered)
+
+
+def estimated_tokens(size: int) -> int:
+    """About how many tokens `size` bytes of definitions take in a model's context."""
+    return _asked().estimated_tokens(size)
+
+
+def tenant_endpoint(mcp_url: str, slug: str) -> str:
+    """A tenant's own endpoint, given the gateway's."""
+    return _asked().tenant_endpoint(mcp_url, slug)
