@@ -125,8 +125,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
     recorder = Recorder(
         call_log, ClientNames(shared, options.session_idle_seconds), tracing=configure_tracing()
     )
-    snapshots = Snapshots(shared)
-    snapshots.installation = found.id  # TODO(kernel helper): a parameter of Snapshots
+    snapshots = Snapshots(shared, found.id)
     open_toolboxes = OpenToolboxes(options.session_idle_seconds, shared, prefix=found.prefix)
     pool = Pool(
         connect_timeout=options.connect_timeout_seconds,

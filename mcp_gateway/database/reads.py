@@ -174,9 +174,9 @@ class Snapshots:
     next requests made 100 loads of one key and one tenant, queued in the ORM's one thread,
     and their answers waited up to 2 s (bench/concurrency.py's p99)."""
 
-    def __init__(self, shared: SharedStore) -> None:
+    def __init__(self, shared: SharedStore, installation: str | None = None) -> None:
         self.shared = shared  # where the per-tenant configuration versions are
-        self.installation: str | None = None  # the database's (`installation()`), at start
+        self.installation = installation  # the database's (`installation()`), read first
         self._tenants: dict[int, TenantConfig] = {}
         self._keys: dict[str, KeyRecord] = {}
         self._loading: dict[tuple[str, object], asyncio.Future[Any]] = {}
