@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # typed for readers and mypy: what the admin's questions are answered by
     from mcp_gateway.for_admins.key_view import KeySees, estimated_tokens, key_sees
-    from mcp_gateway.for_admins.server_check import CheckResult, check_servers
+    from mcp_gateway.for_admins.server_check import check_servers
     from mcp_gateway.front.endpoints import tenant_endpoint
 
 __version__ = version("workbench")  # one home: pyproject.toml
@@ -64,7 +64,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "JsonFormatter": ("mcp_gateway.observe.logs", "JsonFormatter"),
     "RepeatLimit": ("mcp_gateway.observe.logfilter", "RepeatLimit"),
     # What the admin asks the gateway
-    "CheckResult": ("mcp_gateway.for_admins.server_check", "CheckResult"),
     "check_servers": ("mcp_gateway.for_admins.server_check", "check_servers"),
     "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
@@ -78,7 +77,6 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "REDIS_BACKEND",
     "SANDBOX_HOME",
     "CachePolicy",
-    "CheckResult",
     "EmbeddedStore",
     "Gateway",
     "GatewayOptions",

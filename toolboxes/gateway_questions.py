@@ -7,62 +7,20 @@ answers are the gateway's; the top of the house (`workbench_site`, the compositi
 registers them when the apps are ready (`answer_with`). Asked before that: `NotAnswered`.
 
 What an answer holds is typed here by Protocols the gateway's results satisfy (mypy checks
-it where the site registers them); a check's result is copied into this app's own
-`CheckResult`, which the admin also rebuilds from a server's row and the shared store.
+it where the site registers them); a check's result is the kernel's `CheckResult`, which
+the admin also rebuilds from a server's row and the shared store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from kernel.check_results import CheckResult
 
 if TYPE_CHECKING:
     from toolboxes.models import Server
-
-
-class CheckFound(Protocol):
-    """What the gateway found checking one server."""
-
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def milliseconds(self) -> int: ...
-    @property
-    def tools(self) -> list[dict[str, Any]]: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def incident(self) -> str | None: ...
-    @property
-    def stderr_tail(self) -> tuple[str, ...]: ...
-    @property
-    def cause(self) -> str: ...
-
-
-@dataclass
-class CheckResult:
-    """A server's check as the admin shows it."""
-
-    ok: bool
-    milliseconds: int
-    tools: list[dict[str, Any]] = field(default_factory=list)  # definitions (kernel.pins)
-    reason: str = ""  # the classified phrase a client would read
-    incident: str | None = None
-    stderr_tail: tuple[str, ...] = ()  # redacted; for admins only
-    cause: str = ""  # what happened and what to change; admins only
-
-    @classmethod
-    def of(cls, found: CheckFound) -> CheckResult:
-        return cls(
-            found.ok,
-            found.milliseconds,
-            list(found.tools),
-            found.reason,
-            found.incident,
-            tuple(found.stderr_tail),
-            found.cause,
-        )
 
 
 class SeenServer(Protocol):
@@ -116,7 +74,7 @@ class KeySees(Protocol):
 class Answers:
     """The gateway's answers to this app's questions, as the site registers them."""
 
-    check_servers: Callable[[Sequence[Server]], Sequence[CheckFound]]
+    check_servers: Callable[[Sequence[Server]], list[CheckResult]]
     key_sees: Callable[[str, dict[int, list[dict[str, Any]]]], KeySees | None]
     estimated_tokens: Callable[[int], int]
     tenant_endpoint: Callable[[str, str], str]
@@ -147,7 +105,7 @@ def _asked() -> Answers:
 def check_servers(servers: Sequence[Server]) -> list[CheckResult]:
     """Check configured servers (rows with `toolbox__tenant` loaded) as the gateway
     connects them; it records each status and offer for pinning."""
-    return [CheckResult.of(found) for found in _asked().check_servers(servers)]
+    return _asked().check_servers(servers)
 
 
 def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees | None:

@@ -18,10 +18,11 @@ import mcp_gateway
 from toolboxes import gateway_questions
 
 if TYPE_CHECKING:
+    from kernel.check_results import CheckResult
     from toolboxes.models import Server
 
 
-def _check_servers(servers: Sequence[Server]) -> Sequence[gateway_questions.CheckFound]:
+def _check_servers(servers: Sequence[Server]) -> list[CheckResult]:
     return mcp_gateway.check_servers(servers)
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
+from kernel.check_results import CheckResult
 from mcp_gateway.database.reads import server_config
 from mcp_gateway.database.records import record_check
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
@@ -26,17 +26,6 @@ if TYPE_CHECKING:
     from toolboxes.models import Server
 
 CONCURRENT_CHECKS = 4  # servers started at once by one admin request
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    ok: bool
-    milliseconds: int
-    tools: list[dict[str, Any]] = field(default_factory=list)  # definitions (kernel.pins)
-    reason: str = ""  # the classified phrase a client would read
-    incident: str | None = None
-    stderr_tail: tuple[str, ...] = ()  # redacted; for admins only
-    cause: str = ""  # what happened and what to change (`downstream.causes`); admins only
 
 
 async def check_server(

@@ -5,8 +5,9 @@ from typing import Any
 
 import anyio
 
+from kernel.check_results import CheckResult
 from kernel.tenant_paths import tenant_roots
-from mcp_gateway.for_admins.server_check import CheckResult, check_server
+from mcp_gateway.for_admins.server_check import check_server
 from mcp_gateway.snapshots.sandbox import SandboxSpec
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 from tests.harness.paths import SHIFTING_SERVER
