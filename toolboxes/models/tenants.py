@@ -82,7 +82,7 @@ class ApiKey(Revocable):
     )
     # The key's own limits (`toolboxes.key_limits`: who may set what); empty: the installation's.
     rate_limit = models.FloatField(
-        "use_tool rate limit",
+        "rate limit (use_tool)",
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
@@ -90,14 +90,14 @@ class ApiKey(Revocable):
         "0: no limit.",
     )
     rate_burst = models.PositiveIntegerField(
-        "use_tool burst",
+        "burst (use_tool)",
         null=True,
         blank=True,
         validators=[MinValueValidator(1)],
         help_text="Calls at once before the rate applies. Empty: WORKBENCH_KEY_RATE_BURST.",
     )
     open_rate_limit = models.FloatField(
-        "open_toolbox rate limit",
+        "rate limit (open_toolbox)",
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
@@ -105,7 +105,7 @@ class ApiKey(Revocable):
         "WORKBENCH_OPEN_KEY_RATE_LIMIT; 0: no limit.",
     )
     open_rate_burst = models.PositiveIntegerField(
-        "open_toolbox burst",
+        "burst (open_toolbox)",
         null=True,
         blank=True,
         validators=[MinValueValidator(1)],
