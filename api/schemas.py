@@ -24,6 +24,15 @@ KEEP_SECRET = (
     "Write-only values. The map given replaces the stored one; a name given with null "
     "keeps its stored value; omitted altogether, the stored map stays."
 )
+RATE = (
+    "use_tool calls a second for this key; null: the installation's WORKBENCH_KEY_RATE_LIMIT; "
+    "0: no limit."
+)
+BURST = "use_tool calls at once before the rate applies; null: WORKBENCH_KEY_RATE_BURST."
+OPEN_RATE = (
+    "open_toolbox calls a second for this key; null: WORKBENCH_OPEN_KEY_RATE_LIMIT; 0: no limit."
+)
+OPEN_BURST = "open_toolbox calls at once; null: WORKBENCH_OPEN_KEY_RATE_BURST."
 
 
 class _In(Schema):
@@ -208,6 +217,10 @@ class KeyOut(Schema):
     expires_at: datetime | None
     last_used_at: datetime | None
     revoked_at: datetime | None
+    rate_limit: float | None = Field(description=RATE)
+    rate_burst: int | None = Field(description=BURST)
+    open_rate_limit: float | None = Field(description=OPEN_RATE)
+    open_rate_burst: int | None = Field(description=OPEN_BURST)
 
     @staticmethod
     def of(key: ApiKey) -> KeyOut:
@@ -221,13 +234,30 @@ class KeyOut(Schema):
             expires_at=key.expires_at,
             last_used_at=key.last_used_at,
             revoked_at=key.revoked_at,
+            rate_limit=key.rate_limit,
+            rate_burst=key.rate_burst,
+            open_rate_limit=key.open_rate_limit,
+            open_rate_burst=key.open_rate_burst,
         )
 
 
-class KeyIn(_In):
+class KeyLimitsIn(_In):
+    """A key's own limits (null: the installation's); above the installation's: operators."""
+
+    rate_limit: float | None = Field(default=None, ge=0, description=RATE)
+    rate_burst: int | None = Field(default=None, ge=1, description=BURST)
+    open_rate_limit: float | None = Field(default=None, ge=0, description=OPEN_RATE)
+    open_rate_burst: int | None = Field(default=None, ge=1, description=OPEN_BURST)
+
+
+class KeyIn(KeyLimitsIn):
     label: str = Field(default="", max_length=200)
     toolboxes: list[str] = Field(default_factory=list, description="Empty: every toolbox.")
     expires_in_days: int | None = Field(default=None, ge=1, le=3650)
+
+
+class KeyPatch(KeyLimitsIn):
+    label: str | None = Field(default=None, max_length=200)
 
 
 class KeyCreated(KeyOut):

@@ -25,7 +25,7 @@ from connections import store as sign_ins
 from kernel.pins import Pins
 from kernel.tenant_paths import tenant_roots
 from mcp_gateway.database.threads import in_thread
-from mcp_gateway.snapshots.callers import KeyRecord
+from mcp_gateway.snapshots.callers import KeyLimits, KeyRecord
 from mcp_gateway.snapshots.connected import SavedSignIn
 from mcp_gateway.snapshots.sandbox import Limits, Mount, SandboxSpec
 from mcp_gateway.snapshots.servers import ServerConfig, TenantConfig, ToolboxConfig, fingerprint
@@ -152,6 +152,12 @@ def load_key(prefix: str) -> KeyRecord | None:
         version=version,
         owner_id=api_key.owner_id,
         owner_refusal=_owner_refusal(api_key),
+        limits=KeyLimits(
+            api_key.rate_limit,
+            api_key.rate_burst,
+            api_key.open_rate_limit,
+            api_key.open_rate_burst,
+        ),
     )
 
 

@@ -49,7 +49,9 @@ class ToolboxOpener:
             args = parse_open_args(arguments)
             toolbox = self._visible(caller, args.toolbox, toolbox)
             # Before any connection is made: opening is what starts processes.
-            wait = await self.limiter.wait_for_open(caller.tenant.tenant_id, caller.key.key_id)
+            wait = await self.limiter.wait_for_open(
+                caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
+            )
             if wait:
                 raise errors.open_rate_limited(toolbox.name, wait)
             opened = self.reopened(caller, toolbox)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from mcp_gateway.snapshots.callers import INSTALLATION_LIMITS, KeyLimits
 from mcp_gateway.store.shared import (
     EMBEDDED_BACKEND,
     EMBEDDED_BUSY_SECONDS,
@@ -40,6 +41,18 @@ class Limit:
     @classmethod
     def parse(cls, rate: float, burst: int) -> Limit | None:
         return cls(rate, max(1, burst or int(rate) or 1)) if rate > 0 else None
+
+
+def own_limit(default: Limit | None, rate: float | None, burst: int | None) -> Limit | None:
+    """A key's limit: its own rate and burst where set, else the gateway's (a rate of 0:
+    none). The key's bucket keeps its name: a new limit applies to the tokens it holds."""
+    if rate is None and burst is None:
+        return default
+    if rate is None:
+        rate = default.rate if default else 0.0
+    if burst is None:
+        burst = default.burst if default else 0
+    return Limit.parse(rate, burst)
 
 
 class Buckets(Protocol):
@@ -215,13 +228,20 @@ class RateLimiter:
         self.open_tenant = open_tenant
         self.open_key = open_key
 
-    async def wait_for(self, tenant_id: int, key_id: int) -> float:
-        """use_tool: 0 when the call may go now, else the seconds until it may."""
-        return await self._take("", tenant_id, key_id, self.tenant, self.key)
+    async def wait_for(
+        self, tenant_id: int, key_id: int, own: KeyLimits = INSTALLATION_LIMITS
+    ) -> float:
+        """use_tool: 0 when the call may go now, else the seconds until it may. `own`: the
+        key's own limits (its KeyRecord's), each where set in place of the gateway's."""
+        key = own_limit(self.key, own.rate, own.burst)
+        return await self._take("", tenant_id, key_id, self.tenant, key)
 
-    async def wait_for_open(self, tenant_id: int, key_id: int) -> float:
+    async def wait_for_open(
+        self, tenant_id: int, key_id: int, own: KeyLimits = INSTALLATION_LIMITS
+    ) -> float:
         """open_toolbox, in buckets of its own: 0, or the seconds to wait."""
-        return await self._take("open:", tenant_id, key_id, self.open_tenant, self.open_key)
+        key = own_limit(self.open_key, own.open_rate, own.open_burst)
+        return await self._take("open:", tenant_id, key_id, self.open_tenant, key)
 
     async def _take(
         self, kind: str, tenant_id: int, key_id: int, tenant: Limit | None, key: Limit | None

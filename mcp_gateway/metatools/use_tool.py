@@ -84,7 +84,9 @@ class ToolUser:
         if not server.allows(ref.name):  # filtered out: no need to connect to say so
             raise errors.tool_filtered(ref.name, server.name, toolbox.name)
         # Before any connection is made.
-        wait = await self.limiter.wait_for(caller.tenant.tenant_id, caller.key.key_id)
+        wait = await self.limiter.wait_for(
+            caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
+        )
         if wait:
             raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
         try:

@@ -9,6 +9,19 @@ from mcp_gateway.snapshots.servers import TenantConfig
 
 
 @dataclass(frozen=True, slots=True)
+class KeyLimits:
+    """A key's own limits (`toolboxes.key_limits`); None: the gateway's, a rate of 0: none."""
+
+    rate: float | None = None  # use_tool calls per second
+    burst: int | None = None
+    open_rate: float | None = None  # open_toolbox
+    open_burst: int | None = None
+
+
+INSTALLATION_LIMITS = KeyLimits()
+
+
+@dataclass(frozen=True, slots=True)
 class KeyRecord:
     """What verifying a key needs; the key itself is never kept."""
 
@@ -22,6 +35,7 @@ class KeyRecord:
     version: int
     owner_id: int | None = None  # a personal key's member (its calls act as them)
     owner_refusal: str = ""  # why that member may no longer use it (accounts.key_refusals)
+    limits: KeyLimits = INSTALLATION_LIMITS  # its own, where an admin set them
 
     def allows(self, toolbox: str) -> bool:
         return self.toolboxes is None or toolbox in self.toolboxes

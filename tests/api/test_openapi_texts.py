@@ -37,6 +37,7 @@ SUMMARIES = {
     "GET /tenants/{slug}/keys": "List API keys",
     "POST /tenants/{slug}/keys": "Create an API key",
     "GET /tenants/{slug}/keys/{prefix}": "Get an API key",
+    "PATCH /tenants/{slug}/keys/{prefix}": "Change an API key",
     "POST /tenants/{slug}/keys/{prefix}/revoke": "Revoke an API key",
     "GET /tenants/{slug}/members": "List members",
     "POST /tenants/{slug}/members": "Add a member",

@@ -44,6 +44,7 @@ READS = [
 FOREIGN = [
     ("PATCH", "/tenants/acme", {"name": "mine"}),
     ("POST", "/tenants/acme/keys/{key}/revoke", None),
+    ("PATCH", "/tenants/acme/keys/{key}", {"rate_limit": 1}),
     ("POST", SERVERS + "/acme-time/check", None),
     ("POST", SERVERS + "/acme-time/tools/get_current_time/approve", None),
     ("POST", SERVERS + "/acme-time/tools/get_current_time/reject", None),

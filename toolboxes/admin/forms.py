@@ -12,7 +12,7 @@ from kernel.masking import MASK
 from kernel.named_paths import named_paths
 from kernel.pins import TRUST_FIRST
 from kernel.tenant_paths import PathRefused, tenant_roots
-from toolboxes import server_status
+from toolboxes import key_limits, server_status
 from toolboxes.admin.tool_filters import ToolFiltersField
 from toolboxes.admin.widgets import LinesField, NameValueRows, ParametersWidget, SecretMapField
 from toolboxes.destinations import destination_of, moved, type_again
@@ -298,12 +298,29 @@ class ServerForm(SecretMapsForm):
 
 
 class ApiKeyForm(forms.ModelForm):
+    """A key's scope and its own limits; `operator` (set per request by the admin) says
+    whether they may be raised above the installation's (`toolboxes.key_limits`)."""
+
+    operator = False
+
     class Meta:
         model = ApiKey
-        fields = ["tenant", "label", "owner", "toolboxes", "expires_at"]
+        fields = ["tenant", "label", "owner", "toolboxes", "expires_at", *key_limits.NAMES]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for limit in key_limits.FIELDS:
+            if limit.name in self.fields:
+                self.fields[limit.name].help_text = key_limits.help_text(
+                    limit, operator=self.operator
+                )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        stored = {name: getattr(self.instance, name) for name in key_limits.NAMES}
+        refused = key_limits.refusals(cleaned, stored, operator=self.operator)
+        for name, message in refused.items():
+            self.add_error(name, message)
         tenant = cleaned.get("tenant") or getattr(self.instance, "tenant", None)
         toolboxes = cleaned.get("toolboxes") or []
         foreign = [

@@ -25,6 +25,7 @@ from kernel.admin_kit import handoff
 from kernel.admin_kit.pages import confirm_and_act, object_for, object_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
 from kernel.roles import is_operator
+from toolboxes import key_limits
 from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
 from toolboxes.admin.forms import ApiKeyForm
 from toolboxes.gateway_questions import KeySees, estimated_tokens, key_sees, tenant_endpoint
@@ -47,6 +48,23 @@ def hold_new_key(request: HttpRequest, api_key: ApiKey, full_key: str) -> None:
 def take_new_key(request: HttpRequest, api_key: ApiKey) -> str | None:
     """The new key of `api_key`, once: taken out of the session as it is read."""
     return handoff.take(request, HANDOFF_KIND, api_key.pk)
+
+
+def own_limits(api_key: ApiKey) -> str:
+    """The list's words for a key's own limits: "use_tool 5/s, burst 10; open_toolbox 1/s"."""
+    parts = []
+    for what, rate, burst in (
+        ("use_tool", api_key.rate_limit, api_key.rate_burst),
+        ("open_toolbox", api_key.open_rate_limit, api_key.open_rate_burst),
+    ):
+        said = []
+        if rate is not None:
+            said.append(f"{rate:g}/s" if rate else "no limit")
+        if burst is not None:
+            said.append(f"burst {burst}")
+        if said:
+            parts.append(f"{what} {', '.join(said)}")
+    return "; ".join(parts)
 
 
 def offered_tools(api_key: ApiKey) -> dict[int, list[dict[str, Any]]]:
@@ -106,6 +124,7 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
         "label",
         "tenant",
         "status",
+        "own_limits",
         "last_used_at",
         "expires_at",
         "created_at",
@@ -118,7 +137,7 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["tenant", "label", "owner", "toolboxes", "expires_at"]
+            return ["tenant", "label", "owner", "toolboxes", "expires_at", *key_limits.NAMES]
         return [
             "tenant",
             "key_prefix",
@@ -126,6 +145,7 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
             "owner",
             "toolboxes",
             "expires_at",
+            *key_limits.NAMES,
             "status",
             "created_at",
             "last_used_at",
@@ -147,6 +167,13 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
             "revoke_link",
         ]
 
+    def get_form(
+        self, request: HttpRequest, obj: ApiKey | None = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """The form knows whether its user may raise a key's limits (operators only)."""
+        form = super().get_form(request, obj, change, **kwargs)
+        return type(form.__name__, (form,), {"operator": is_operator(request.user)})
+
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any):
         """A personal key's owner: a member makes one for themself; an operator for any
         member (the model checks the membership in the key's tenant)."""
@@ -165,6 +192,11 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
     @admin.display(description="status")
     def status(self, obj: ApiKey) -> str:
         return obj.status
+
+    @admin.display(description="own limits")
+    def own_limits(self, obj: ApiKey) -> str:
+        """The key's own limits where set (the empty mark where the installation's apply)."""
+        return own_limits(obj) or self.get_empty_value_display()
 
     @admin.display(description="revoke")
     def revoke_link(self, obj: ApiKey) -> str:

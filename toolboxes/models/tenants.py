@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -79,6 +80,37 @@ class ApiKey(Revocable):
         help_text="A personal key acts as this member, and stops working when the "
         "membership ends. Empty: the tenant's key.",
     )
+    # The key's own limits (`toolboxes.key_limits`: who may set what); empty: the installation's.
+    rate_limit = models.FloatField(
+        "rate limit (use_tool)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="use_tool calls a second. Empty: the installation's WORKBENCH_KEY_RATE_LIMIT; "
+        "0: no limit.",
+    )
+    rate_burst = models.PositiveIntegerField(
+        "burst (use_tool)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Calls at once before the rate applies. Empty: WORKBENCH_KEY_RATE_BURST.",
+    )
+    open_rate_limit = models.FloatField(
+        "rate limit (open_toolbox)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="open_toolbox calls a second. Empty: the installation's "
+        "WORKBENCH_OPEN_KEY_RATE_LIMIT; 0: no limit.",
+    )
+    open_rate_burst = models.PositiveIntegerField(
+        "burst (open_toolbox)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Opens at once before the rate applies. Empty: WORKBENCH_OPEN_KEY_RATE_BURST.",
+    )
     # Set for good once toolboxes are chosen: a limited key whose toolboxes are all
     # deleted then sees none of them, instead of silently seeing every toolbox.
     limited = models.BooleanField(default=False, editable=False)
@@ -101,9 +133,11 @@ class ApiKey(Revocable):
         toolboxes: list[Toolbox] | None = None,
         expires_in_days: int | None = None,
         owner: Any = None,
+        **limits: float | int | None,
     ) -> tuple[ApiKey, str]:
-        """Create a key; the full key is returned here once and never stored."""
-        api_key = cls(tenant=tenant, label=label, owner=owner)
+        """Create a key (`limits`: its own, `toolboxes.key_limits`); the full key is
+        returned here once and never stored."""
+        api_key = cls(tenant=tenant, label=label, owner=owner, **limits)
         if expires_in_days is not None:
             api_key.expires_at = timezone.now() + timedelta(days=expires_in_days)
         full_key = api_key.assign_new_key()

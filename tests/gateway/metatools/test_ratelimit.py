@@ -4,7 +4,14 @@ import uuid
 
 import anyio
 
-from mcp_gateway.metatools.ratelimit import Limit, LocalBuckets, RateLimiter, RedisBuckets
+from mcp_gateway.metatools.ratelimit import (
+    Limit,
+    LocalBuckets,
+    RateLimiter,
+    RedisBuckets,
+    own_limit,
+)
+from mcp_gateway.snapshots.callers import KeyLimits
 from tests.harness.markers import requires_redis
 from tests.harness.services import REDIS_URL
 
@@ -18,6 +25,28 @@ def test_limit_parsing():
     assert Limit.parse(5, 0) == Limit(5, 5)
     assert Limit.parse(0.5, 0) == Limit(0.5, 1)
     assert Limit.parse(2, 7) == Limit(2, 7)
+
+
+def test_a_keys_own_limit_replaces_each_value_it_sets():
+    default = Limit(50, 100)
+    assert own_limit(default, None, None) is default
+    assert own_limit(default, 2, None) == Limit(2, 100)
+    assert own_limit(default, None, 7) == Limit(50, 7)
+    assert own_limit(default, 0, 7) is None  # 0: no limit for this key
+    assert own_limit(None, 2, None) == Limit(2, 2)  # the gateway limits no key: rate's burst
+    assert own_limit(None, None, 7) is None  # a burst alone, with no rate, limits nothing
+
+
+def test_a_keys_own_limits_fill_its_bucket_only():
+    limiter = RateLimiter(
+        LocalBuckets(frozen_clock), None, Limit(100, 100), open_key=Limit(100, 100)
+    )
+    own = KeyLimits(rate=1, burst=1, open_rate=0.5, open_burst=1)
+    assert run(limiter.wait_for, 1, 1, own) == 0
+    assert run(limiter.wait_for, 1, 1, own) == 1.0
+    assert run(limiter.wait_for_open, 1, 1, own) == 0
+    assert run(limiter.wait_for_open, 1, 1, own) == 2.0
+    assert run(limiter.wait_for, 1, 2) == run(limiter.wait_for, 1, 2) == 0  # the default
 
 
 def frozen_clock() -> float:
