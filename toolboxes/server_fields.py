@@ -49,6 +49,7 @@ class ServerField:
     raw: bool = False  # how a raw server runs: only operators set it (tenants use the catalog)
     hidden: bool = False  # only operators see it (the API's answer, the config document)
     secret: bool = False  # its values are write-only: answered by name only
+    from_entry: bool = False  # a catalog-made server takes it from its entry (left empty)
     # What of the gateway's snapshot carries it: ServerConfig's attributes, or "launch" (a
     # catalog-made server's entry and values, through `toolboxes.launch`), "order" and
     # "presence" (its place and being in ToolboxConfig.servers), "toolbox"; (): not read.
@@ -100,24 +101,34 @@ SERVER_FIELDS: tuple[ServerField, ...] = (
         snapshot=("order",),
     ),
     F("transport", "own", file="type", raw=True, snapshot=("transport",), desktop=True),
-    F("command", "command", raw=True, hidden=True, snapshot=("command",), desktop=True),
-    F("args", "command", raw=True, hidden=True, snapshot=("args",), desktop=True),
+    F(
+        "command",
+        "command",
+        raw=True,
+        from_entry=True,
+        hidden=True,
+        snapshot=("command",),
+        desktop=True,
+    ),
+    F("args", "command", raw=True, from_entry=True, hidden=True, snapshot=("args",), desktop=True),
     F(
         "env",
         "command",
         answer="env_names",
         raw=True,
+        from_entry=True,
         secret=True,
         snapshot=("env",),
         desktop=True,
     ),
-    F("cwd", "sandbox", raw=True, hidden=True, snapshot=("cwd",), desktop=False),
-    F("url", "remote", raw=True, hidden=True, snapshot=("url",), desktop=True),
+    F("cwd", "sandbox", raw=True, from_entry=True, hidden=True, snapshot=("cwd",), desktop=False),
+    F("url", "remote", raw=True, from_entry=True, hidden=True, snapshot=("url",), desktop=True),
     F(
         "headers",
         "remote",
         answer="header_names",
         raw=True,
+        from_entry=True,
         secret=True,
         snapshot=("headers",),
         desktop=True,
@@ -142,10 +153,17 @@ SERVER_FIELDS: tuple[ServerField, ...] = (
         hidden=True,
         snapshot=("oauth_scopes",),
     ),
-    F("mounts", **_SANDBOX, snapshot=("sandbox",)),
+    F("mounts", **_SANDBOX, from_entry=True, snapshot=("sandbox",)),
     F("network", **_SANDBOX, beside=True, snapshot=("sandbox",)),
-    F("egress_allow", **_SANDBOX, file="egressAllow", snapshot=("sandbox",)),
-    F("host_ports", **_SANDBOX, file="hostPorts", beside=True, snapshot=("sandbox",)),
+    F("egress_allow", **_SANDBOX, file="egressAllow", from_entry=True, snapshot=("sandbox",)),
+    F(
+        "host_ports",
+        **_SANDBOX,
+        file="hostPorts",
+        beside=True,
+        from_entry=True,
+        snapshot=("sandbox",),
+    ),
     F("memory_limit_mb", **_LIMIT, file="limits.memoryMb"),
     F("process_limit", **_LIMIT, file="limits.processes", beside=True),
     F("cpu_limit_seconds", **_LIMIT, file="limits.cpuSeconds", beside=True),
@@ -223,4 +241,8 @@ LIMIT_KEYS = {
     if field.file is not None and field.file.startswith(LIMITS)
 }
 # The fields the gateway's snapshot reads (`mcp_gateway.database.reads`).
+# What a catalog-made server takes from its entry, and so must leave empty itself.
+ENTRY_ONLY_FIELDS = names("name", lambda field: field.from_entry)
+# The secret maps the admin's raw form edits (a catalog server's secrets are its parameters).
+SECRET_FORM_FIELDS = names("form", lambda field: field.secret and field.form == field.name)
 SNAPSHOT_READS = tuple(field.name for field in SERVER_FIELDS if field.snapshot)

@@ -25,11 +25,9 @@ from toolboxes.models import (
     Transport,
     default_tool_filters,
 )
-from toolboxes.models.servers import ENTRY_ONLY_FIELDS
+from toolboxes.server_fields import ENTRY_ONLY_FIELDS, SECRET_FORM_FIELDS
 
 __all__ = ["ApiKeyForm", "CatalogEntryForm", "ServerForm", "TenantServerForm"]
-
-SECRET_FIELDS = ("env", "headers", "oauth_client")
 
 
 class SecretMapsForm(forms.ModelForm):
@@ -90,7 +88,7 @@ class CatalogEntryForm(SecretMapsForm):
 
 
 class ServerForm(SecretMapsForm):
-    secret_maps = SECRET_FIELDS
+    secret_maps = SECRET_FORM_FIELDS
     # Not required: a form that leaves it out (an older client) keeps the default.
     pinning = forms.TypedChoiceField(
         label="tool pinning",

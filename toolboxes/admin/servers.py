@@ -30,6 +30,7 @@ from toolboxes.admin.server_checks import (
 )
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.models import Server, Toolbox
+from toolboxes.server_fields import SECRET_FORM_FIELDS
 
 SHORT_TRANSPORTS = {"stdio": "stdio", "streamable-http": "HTTP", "sse": "SSE"}
 
@@ -51,7 +52,7 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
     still edited and saved in one form (its server's own page has every field's help)."""
 
     tenant_path = "toolbox__tenant"
-    secret_fields = ("env", "headers", "oauth_client")
+    secret_fields = SECRET_FORM_FIELDS
     model = Server
     form = ServerForm
     template = "admin/toolboxes/toolbox/servers_inline.html"
@@ -135,7 +136,7 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
 @admin.register(Server)
 class ServerAdmin(TenantScoped, ServerLayout, ServerChecks, admin.ModelAdmin):
     tenant_path = "toolbox__tenant"
-    secret_fields = ("env", "headers", "oauth_client")
+    secret_fields = SECRET_FORM_FIELDS
     form = ServerForm
     list_display = ["name", "toolbox", "kind", "on", "status", "filters", "secrets"]
     list_filter = ["transport", "enabled", "last_check_ok", "toolbox__tenant"]

@@ -17,6 +17,7 @@ from toolboxes.models.sandbox import SandboxSettings
 from toolboxes.models.sign_in import AuthMode, SignInSettings
 from toolboxes.models.tenants import Toolbox
 from toolboxes.placeholders import fill, placeholders
+from toolboxes.server_fields import ENTRY_ONLY_FIELDS
 from toolboxes.validators import (
     NAME_PATTERN,
     validate_args,
@@ -27,18 +28,6 @@ from toolboxes.validators import (
     validate_tool_filters,
 )
 
-# What a catalog-made server takes from its entry, and so must leave empty itself.
-ENTRY_ONLY_FIELDS = (
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "mounts",
-    "egress_allow",
-    "host_ports",
-)
 FROM_ENTRY = "A server made from a catalog entry takes this from the entry."
 
 
