@@ -40,6 +40,16 @@ def make_server(db: None) -> Callable[..., Server]:
 
 
 @pytest.hookimpl(tryfirst=True)
+@pytest.fixture
+def key_limits_of_the_installation(settings: Any) -> None:
+    """The installation's per-key limits at their defaults, whatever the environment says
+    (the tests of a key's own limits compare with them)."""
+    settings.WORKBENCH_KEY_RATE_LIMIT = 50.0
+    settings.WORKBENCH_KEY_RATE_BURST = 100
+    settings.WORKBENCH_OPEN_KEY_RATE_LIMIT = 5.0
+    settings.WORKBENCH_OPEN_KEY_RATE_BURST = 20
+
+
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """A server saved in the admin is checked on a thread of this process: that check ends
     (bounded) before the test's fixtures do (its live gateway, its database)."""

@@ -12,12 +12,7 @@ ABOVE = "Only an operator may set this above the installation's WORKBENCH_KEY_RA
 LIFT = "Only an operator may lift a key's limit (0: no limit)."
 
 
-@pytest.fixture(autouse=True)
-def installation(settings):
-    settings.WORKBENCH_KEY_RATE_LIMIT = 50.0
-    settings.WORKBENCH_KEY_RATE_BURST = 100
-    settings.WORKBENCH_OPEN_KEY_RATE_LIMIT = 5.0
-    settings.WORKBENCH_OPEN_KEY_RATE_BURST = 20
+pytestmark = pytest.mark.usefixtures("key_limits_of_the_installation")
 
 
 def test_a_key_reads_its_own_limits_null_by_default(api, acme):

@@ -13,12 +13,7 @@ from toolboxes.models import ApiKey
 _ = (acme, as_user, globex, people)
 
 
-@pytest.fixture(autouse=True)
-def installation(settings):
-    settings.WORKBENCH_KEY_RATE_LIMIT = 50.0
-    settings.WORKBENCH_KEY_RATE_BURST = 100
-    settings.WORKBENCH_OPEN_KEY_RATE_LIMIT = 5.0
-    settings.WORKBENCH_OPEN_KEY_RATE_BURST = 20
+pytestmark = pytest.mark.usefixtures("key_limits_of_the_installation")
 
 
 def change(client, api_key: ApiKey, **limits):
