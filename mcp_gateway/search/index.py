@@ -7,10 +7,11 @@ tenant's size. A search is a required clause on the caller's servers (the permis
 filter: a server not in `allowed_servers` is never returned) and BM25 over the query's
 words, plus its grams at a low boost.
 
-Threads: writes (`replace_server`, `remove_server`) hold a lock, so they apply one after
-another; each is one commit, after which the next search sees it. A search takes no lock:
-it reads the last commit's segments, so it sees each server's tools all old or all new,
-never a mix. For one process; another process has its own index.
+Threads: writes (`replace_server`, `replace_servers`, `remove_server`) hold a lock, so they
+apply one after another; each is one commit, after which the next search sees it (the
+write returns once its search reader is reloaded). A search takes no lock: it reads the
+last commit's segments, so it sees each server's tools all old or all new, never a mix.
+For one process; another process has its own index.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from mcp_gateway.search.tokens import GRAMS_BOOST, tokens
 # few hundred tools of a server.
 _WRITER_HEAP = 15_000_000
 _SERVER, _TOOL, _WORDS, _GRAMS = "server", "tool", "words", "grams"
+# (server key, its toolbox, the server, its tool definitions): what replace_servers takes.
+ServerTools = tuple[str, Described, Described, Iterable[Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class ToolIndex:
     def __init__(self) -> None:
         self._schema = _schema()
         self._index = tantivy.Index(self._schema)
+        # Reloaded by each write itself, at once: tantivy's own policy reloads on a thread of
+        # its own, which holds the index's lock and makes an explicit reload wait 100 ms.
+        self._index.config_reader(reload_policy="manual")
         self._writer = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
         self._lock = threading.Lock()
 
@@ -68,20 +74,34 @@ class ToolIndex:
         """Make `tools` the server's only tools in the index (none: the server is gone).
 
         A definition without a name is skipped: it cannot be called either."""
-        documents = [tool_document(tool, server, toolbox) for tool in tools if _named(tool)]
+        self.replace_servers([(server_key, toolbox, server, tools)])
+
+    def replace_servers(self, servers: Iterable[ServerTools]) -> None:
+        """`replace_server` for many servers in one commit (a tenant's first build: a
+        commit costs milliseconds)."""
+        entries = list(servers)
+        documents = [
+            (key, tool_document(tool, server, toolbox))
+            for key, toolbox, server, tools in entries
+            for tool in tools
+            if _named(tool)
+        ]
         with self._lock:
-            self._writer.delete_documents_by_term(_SERVER, server_key)
-            for document in documents:
-                self._writer.add_document(self._document(server_key, document))
-            self._writer.commit()
-            self._index.reload()
+            for key, *_ in entries:
+                self._writer.delete_documents_by_term(_SERVER, key)
+            for key, document in documents:
+                self._writer.add_document(self._document(key, document))
+            self._commit()
 
     def remove_server(self, server_key: str) -> None:
         """The server's tools leave the index."""
         with self._lock:
             self._writer.delete_documents_by_term(_SERVER, server_key)
-            self._writer.commit()
-            self._index.reload()
+            self._commit()
+
+    def _commit(self) -> None:
+        self._writer.commit()
+        self._index.reload()
 
     def search(self, query: str, allowed_servers: Collection[str], limit: int) -> list[SearchHit]:
         """The best `limit` tools of the allowed servers for `query`, best first."""

@@ -77,6 +77,20 @@ def test_replacing_a_servers_tools_removes_its_old_ones_at_once_and_keeps_the_ot
     assert names(index, "read", allowed) == ["dev/notes:read_note"]
 
 
+def test_many_servers_are_replaced_in_one_write():
+    index = ToolIndex()
+    index.replace_server("dev/old", BOX, Described("old"), [tool("read_file", "Read a file")])
+    index.replace_servers(
+        [
+            ("dev/old", BOX, Described("old"), []),
+            ("dev/a", BOX, Described("a"), [tool("read_file", "Read a file")]),
+            ("dev/b", BOX, Described("b"), iter([tool("read_note", "Read a note")])),
+        ]
+    )
+    allowed = ["dev/old", "dev/a", "dev/b"]
+    assert sorted(names(index, "read", allowed)) == ["dev/a:read_file", "dev/b:read_note"]
+
+
 def test_a_tool_of_a_server_not_allowed_is_never_returned():
     index = ToolIndex()
     same = [tool("get_current_time", "Current time in a timezone", timezone="IANA name")]
