@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from mcp_gateway.search.documents import Described
@@ -130,3 +131,37 @@ def test_a_definition_of_the_wrong_shape_is_read_as_far_as_it_goes():
     assert names(index, "ping", ["dev/net"]) == ["dev/net:ping"]
     assert names(index, "host", ["dev/net"]) == ["dev/net:pong"]
     assert names(index, "indexed", ["dev/net"]) == []
+
+
+def test_a_search_during_a_replacement_sees_all_old_or_all_new_tools():
+    """What index.py promises one process: a write is one commit, and a search reads one
+    commit's segments, never half of a server's replacement."""
+    index = ToolIndex()
+    old = [tool(f"old_{number}", "Sync the calendar") for number in range(20)]
+    new = [tool(f"new_{number}", "Sync the calendar") for number in range(20)]
+    index.replace_server("dev/cal", BOX, Described("cal"), old)
+    writes_done = threading.Event()
+
+    def write() -> None:
+        try:
+            for turn in range(30):
+                index.replace_server("dev/cal", BOX, Described("cal"), new if turn % 2 else old)
+        finally:
+            writes_done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    seen = set()
+    try:
+        while not writes_done.is_set():
+            hits = index.search("calendar", ["dev/cal"], 50)
+            found = {hit.tool.split("_")[0] for hit in hits}
+            assert len(hits) == 20 and len(found) == 1, found  # never none, never a mix
+            seen |= found
+    finally:
+        writer.join(timeout=30)
+    assert not writer.is_alive()
+    assert {hit.tool for hit in index.search("calendar", ["dev/cal"], 50)} == {
+        entry["name"] for entry in new
+    }  # the last of 30 writes (turn 29) put the new tools
+    assert seen <= {"old", "new"}
