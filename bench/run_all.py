@@ -49,6 +49,8 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["sandbox_network.py"], "10 sandbox network"),
     (["replicas.py"], "11 replicas"),
     (["sandbox_seccomp.py"], "12 sandbox seccomp"),
+    (["search_quality.py"], "13 search quality"),
+    (["search_speed.py"], "14 search speed"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 # A bound for a loaded machine (the replicas' smoke run took 197 s at a load average of 12).

@@ -6,7 +6,8 @@ site, the benchmarks) may use, and the only import of the gateway they make
 `front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool), `downstream` (the pool,
 its connections and the stdio sandbox), `observe` (metrics, spans, logs, the call log),
 `snapshots` and `database` (what the gateway reads from the admins' world and writes to it),
-`store` (the shared store), `for_admins` (what the admin asks the gateway); beside them
+`store` (the shared store), `for_admins` (what the admin asks the gateway), `search` (a
+tenant's tools found by a query: the coming `search_tools`, not wired yet); beside them
 `options` (every setting the gateway reads) and `assembly` (its parts, built from them).
 
 Every name is imported when first used (a module `__getattr__`): the settings and the
@@ -70,6 +71,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
     # The dashboard's live connections (this host's gateway processes)
     "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
+    # Finding a tool by a query (bench/search_*.py; search_tools to come)
+    "ToolIndex": ("mcp_gateway.search.index", "ToolIndex"),
+    "Described": ("mcp_gateway.search.documents", "Described"),
 }
 
 __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
@@ -77,6 +81,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "REDIS_BACKEND",
     "SANDBOX_HOME",
     "CachePolicy",
+    "Described",
     "EmbeddedStore",
     "Gateway",
     "GatewayOptions",
@@ -87,6 +92,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "SandboxPolicy",
     "SandboxSpec",
     "StartRefused",
+    "ToolIndex",
     "__version__",
     "bounded_stdio_client",
     "check_servers",

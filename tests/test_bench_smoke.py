@@ -29,6 +29,8 @@ SECTIONS = (
     "10 sandbox network",
     "11 replicas",
     "12 sandbox seccomp",
+    "13 search quality",
+    "14 search speed",
 )
 
 
@@ -78,6 +80,12 @@ def test_every_benchmark_script_runs(tmp_path, section):
         for figure in ("empty sandbox, start to exit (ms)", "mcp-server-time, spawn"):
             assert f"| {section} | {figure}" in table
         assert "the filter adds (median)" in table
+    if section == "13 search quality":
+        for dataset in ("MetaTool", "Gorilla APIBench"):
+            assert f"| {section} | {dataset} (" in table
+        assert "recall@5 (%), plain BM25 / Workbench" in table
+    if section == "14 search speed":
+        assert f"| {section} | the next search finds the new tools, not the old | yes |" in table
     assert "2 cores" in table or "cores (nproc)" in table
 
 

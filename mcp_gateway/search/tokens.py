@@ -1,0 +1,95 @@
+"""The one tokenizer of tool documents and queries, and the one home of its weights.
+
+tantivy's own analyzers know neither camelCase nor snake_case names, CJK text nor German
+compounds, so the words are made here and tantivy only splits them on whitespace. What
+is done, each measured on MetaTool and Gorilla APIBench (bench/search_quality.py): NFKC;
+runs of letters and digits, split at camelCase and letter/digit boundaries, the joined name
+kept too (`getCurrentTime` -> getcurrenttime, get, current, time); lowercase; a small
+English and German stopword list; Snowball English stemming; CJK runs as single characters
+plus character bigrams (no dictionary needed); and, in a field of their own with a low
+boost, 5-character grams of long words, so that `Wetter` finds `wettervorhersage`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
+
+# A document repeats each part's words this many times (one weighted field: tantivy's BM25
+# over it ranks better than per-field boosts, search-spike's measurements).
+NAME_WEIGHT = 3
+TITLE_WEIGHT = 2
+TEXT_WEIGHT = 1  # description, parameters, the server's and toolbox's names and descriptions
+# The grams' field's boost against the words' (0.05-0.2 measured alike; 0.3 hurt MetaTool).
+GRAMS_BOOST = 0.1
+GRAM_SIZE = 5
+# A document's word gets grams from this length (compounds); a query's from GRAM_SIZE on.
+GRAM_MIN_WORD = 8
+
+# Words too common in requests to a tool to tell tools apart: English, then German.
+_STOPWORDS_TEXT = """
+a an and are as at be by for from has have how i if in into is it its me my of on or our so
+that the their this to was what when where which who will with you your can do does want need
+please use using get find some any about would like could should
+der die das und oder ein eine einen ist sind mit für von zu im den dem des wie ich mir mein bitte
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_RUN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_IS_CJK = re.compile(rf"[{_CJK}]")
+_BOUNDARY = re.compile(
+    r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])"
+)
+_RUNS_CACHED = 200_000  # distinct runs (words and names) remembered; a vocabulary's size
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A text's words (for the weighted field) and grams (for the low-boost one)."""
+
+    words: tuple[str, ...]
+    grams: tuple[str, ...]
+
+
+def tokens(text: str, *, query: bool = False) -> Tokens:
+    """A document part's tokens, or a query's (no joined names, grams of shorter words)."""
+    words: list[str] = []
+    grams: list[str] = []
+    for run in _RUN.findall(unicodedata.normalize("NFKC", text)):
+        run_words, run_grams = _run_tokens(run, query)
+        words.extend(run_words)
+        grams.extend(run_grams)
+    return Tokens(tuple(words), tuple(grams))
+
+
+@lru_cache(maxsize=_RUNS_CACHED)
+def _run_tokens(run: str, query: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if _IS_CJK.match(run):
+        bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+        return (*run, *bigrams), ()
+    words: list[str] = []
+    grams: list[str] = []
+    parts = _BOUNDARY.sub(" ", run).split()
+    if len(parts) > 1 and not query:
+        words.append(_stem(run.lower()))  # the joined name: a query may spell it as one
+    shortest = GRAM_SIZE if query else GRAM_MIN_WORD
+    for part in parts:
+        word = part.lower()
+        if word in STOPWORDS:
+            continue
+        words.append(_stem(word))
+        if len(word) >= shortest:
+            grams.extend(word[i : i + GRAM_SIZE] for i in range(len(word) - GRAM_SIZE + 1))
+    return tuple(words), tuple(grams)
+
+
+_STEMMER = Stemmer.Stemmer("english")
+
+
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
