@@ -248,6 +248,36 @@ def time_server(name: str = "time") -> StdioServer:
     return StdioServer(name, sys.executable, ("-m", TIME_MODULE))
 
 
+@asynccontextmanager
+async def gateway_stdio_session(
+    command: str, args: list[str], policy: Any, spec: Any = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized session with a stdio server started as the gateway starts it
+    (downstream/transports.py): in the sandbox `spec` under `policy`, or, `spec` None, as
+    a plain child process."""
+    from mcp.client.stdio import get_default_environment
+
+    from mcp_gateway import SANDBOX_HOME, bounded_stdio_client, sandbox_launch
+
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": SANDBOX_HOME}
+    if spec is None:
+        params = StdioServerParameters(command=command, args=args, env=base)
+    else:
+        extra = sorted(set(get_default_environment()) - set(base) | {"PWD"})
+        argv = sandbox_launch(command, args, base, None, spec, policy, unset=extra).argv
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=base)
+    with open(os.devnull, "w") as errlog:
+        async with (
+            bounded_stdio_client(params, errlog, 1 << 20, 1 << 20, sandbox=spec, policy=policy) as (
+                read,
+                write,
+            ),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
 DB_TEMPLATE = "BENCH_DB_TEMPLATE"  # a migrated SQLite file to start from, if set
 SEED = """
 import json

@@ -53,6 +53,7 @@ from bench.common import (
     checked,
     gateway,
     gateway_session,
+    gateway_stdio_session,
     median,
     percentile,
     report,
@@ -95,32 +96,13 @@ def configure_gateway_code(workdir: Path) -> Any:
 # Spawn
 
 
-@asynccontextmanager
-async def stdio_server(mode: str, policy: Any) -> AsyncIterator[Any]:
+def stdio_server(mode: str, policy: Any) -> Any:
     """An initialized session with the time server, started in `mode` as the gateway
     starts it."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, get_default_environment
+    from mcp_gateway import SandboxSpec
 
-    from mcp_gateway import SANDBOX_HOME, SandboxSpec, bounded_stdio_client, sandbox_launch
-
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": SANDBOX_HOME}
-    args = ["-m", TIME_MODULE]
-    spec = None
-    if mode == NONE:
-        params = StdioServerParameters(command=sys.executable, args=args, env=base)
-    else:
-        spec = SandboxSpec(owner=1, network=mode == ON)
-        extra = sorted(set(get_default_environment()) - set(base) | {"PWD"})
-        argv = sandbox_launch(sys.executable, args, base, None, spec, policy, unset=extra).argv
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=base)
-    with open(os.devnull, "w") as errlog:
-        async with (
-            bounded_stdio_client(params, errlog, 1 << 20, 1 << 20, sandbox=spec) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
+    spec = None if mode == NONE else SandboxSpec(owner=1, network=mode == ON)
+    return gateway_stdio_session(sys.executable, ["-m", TIME_MODULE], policy, spec)
 
 
 async def spawn_once(mode: str, policy: Any) -> float:

@@ -31,8 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,7 @@ from bench.common import (
     checked,
     cpu_seconds,
     descendants,
+    gateway_stdio_session,
     median,
     report,
 )
@@ -129,26 +129,11 @@ async def python_imports(policy: Any) -> Figures:
     return {WALL: elapsed, OWN_CPU: float(said.strip())}
 
 
-@asynccontextmanager
-async def stdio_server(command: str, args: list[str], policy: Any) -> AsyncIterator[Any]:
-    """An initialized session with a server started as the gateway starts it."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, get_default_environment
+def stdio_server(command: str, args: list[str], policy: Any) -> Any:
+    """An initialized session with a server started in a sandbox as the gateway starts it."""
+    from mcp_gateway import SandboxSpec
 
-    from mcp_gateway import SANDBOX_HOME, SandboxSpec, bounded_stdio_client, sandbox_launch
-
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": SANDBOX_HOME}
-    spec = SandboxSpec(owner=1, network=False)
-    extra = sorted(set(get_default_environment()) - set(base) | {"PWD"})
-    argv = sandbox_launch(command, args, base, None, spec, policy, unset=extra).argv
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=base)
-    with open(os.devnull, "w") as errlog:
-        async with (
-            bounded_stdio_client(params, errlog, 1 << 20, 1 << 20, sandbox=spec) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
+    return gateway_stdio_session(command, args, policy, SandboxSpec(owner=1, network=False))
 
 
 def spawner(
