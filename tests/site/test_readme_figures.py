@@ -12,17 +12,23 @@ NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 SEARCH_SECTION = "\n## Tool search"
 
 
-def test_every_performance_figure_is_in_the_latest_run():
-    page = (ROOT / "docs" / "performance.md").read_text().split(SEARCH_SECTION, 1)[0]
-    latest = (ROOT / "bench" / "results" / "latest.md").read_text()
-    run = re.search(r"- run: (\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC", latest)
-    commit = re.search(r"commit (\w+)", latest).group(1)
+def figures_of_its_run(page: str, results: str) -> tuple[list[float], list[str]]:
+    """The figures of the run in `bench/results/<results>`, once `page` is seen to name that
+    run (its date, time and commit); and the page's measured column, header left out."""
+    run_file = (ROOT / "bench" / "results" / results).read_text()
+    run = re.search(r"- run: (\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC", run_file)
+    commit = re.search(r"commit (\w+)", run_file).group(1)
     assert f"run on {run.group(1)} at {run.group(2)} UTC" in page.replace("\n", " ")
     assert f"commit `{commit}`" in page
-    measured = [float(n.replace(",", "")) for n in NUMBER.findall(latest)]
+    measured = [float(n.replace(",", "")) for n in NUMBER.findall(run_file)]
     rows = [line for line in page.splitlines() if line.startswith("| ") and "---" not in line]
+    return measured, [row.split(" | ")[1] for row in rows[1:]]
+
+
+def test_every_performance_figure_is_in_the_latest_run():
+    page = (ROOT / "docs" / "performance.md").read_text().split(SEARCH_SECTION, 1)[0]
+    measured, cells = figures_of_its_run(page, "latest.md")
     paragraph = page.split("What limits it on this machine", 1)[1]
-    cells = [row.split(" | ")[1] for row in rows[1:]]  # the measured column
     for text in [*cells, paragraph]:
         for figure in NUMBER.findall(text.replace("1.6\N{MULTIPLICATION SIGN}", "")):
             value = float(figure.replace(",", ""))
@@ -34,14 +40,8 @@ def test_every_performance_figure_is_in_the_latest_run():
 
 def test_every_tool_search_figure_is_in_its_run():
     page = (ROOT / "docs" / "performance.md").read_text().split(SEARCH_SECTION, 1)[1]
-    run_file = (ROOT / "bench" / "results" / "issue33.md").read_text()
-    run = re.search(r"- run: (\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC", run_file)
-    commit = re.search(r"commit (\w+)", run_file).group(1)
-    assert f"run on {run.group(1)} at {run.group(2)} UTC" in page.replace("\n", " ")
-    assert f"commit `{commit}`" in page
-    measured = [float(n.replace(",", "")) for n in NUMBER.findall(run_file)]
-    rows = [line for line in page.splitlines() if line.startswith("| ") and "---" not in line]
-    for cell in [row.split(" | ")[1] for row in rows[1:]]:  # the measured column
+    measured, cells = figures_of_its_run(page, "issue33.md")
+    for cell in cells:
         for figure in NUMBER.findall(cell):
             places = len(figure.partition(".")[2])
             value = float(figure.replace(",", ""))
