@@ -248,6 +248,16 @@ def time_server(name: str = "time") -> StdioServer:
     return StdioServer(name, sys.executable, ("-m", TIME_MODULE))
 
 
+def gateway_sandbox_policy(workdir: Path) -> Any:
+    """This process's sandbox policy as a gateway's: the gateway's own settings, as a
+    deployment in `workdir` has them (production defaults, no egress allowance); handed to
+    each spawn, as the gateway hands its own."""
+    os.environ.update(Deployment(workdir, env_extra=GATEWAY_ENV).env)
+    from mcp_gateway import SandboxPolicy
+
+    return SandboxPolicy.from_settings()
+
+
 @asynccontextmanager
 async def gateway_stdio_session(
     command: str, args: list[str], policy: Any, spec: Any = None

@@ -43,15 +43,14 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
-    GATEWAY_ENV,
     TIME_ARGS,
     TIME_MODULE,
-    Deployment,
     Row,
     StdioServer,
     arguments,
     checked,
     gateway,
+    gateway_sandbox_policy,
     gateway_session,
     gateway_stdio_session,
     median,
@@ -79,18 +78,6 @@ for line in sys.stdin:
         times.append((time.perf_counter() - start) * 1000)
     print(json.dumps(times), flush=True)
 """
-
-
-def configure_gateway_code(workdir: Path) -> Any:
-    """This process's sandbox configured as a gateway's: the gateway's own settings, as a
-    deployment in `workdir` has them (production defaults, no egress allowance: the time
-    server needs none); the sandbox reads the allowance from them at each spawn."""
-    os.environ.update(Deployment(workdir, env_extra=GATEWAY_ENV).env)
-    from mcp_gateway import SandboxPolicy, configure_sandbox
-
-    policy = SandboxPolicy.from_settings()
-    configure_sandbox(policy)
-    return policy
 
 
 # Spawn
@@ -338,7 +325,7 @@ async def http_rows(blocks: int, requests: int, policy: Any) -> list[Row]:
 
 async def all_rows(rounds: int, blocks: int, calls: int) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="wb-bench-net-") as workdir:
-        policy = configure_gateway_code(Path(workdir))
+        policy = gateway_sandbox_policy(Path(workdir))
         rows = await empty_rows(4 * rounds, policy)
         rows += await spawn_rows(rounds, policy)
         rows += await use_tool_rows(blocks, calls)

@@ -40,15 +40,14 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
-    GATEWAY_ENV,
     TIME_ARGS,
     TIME_MODULE,
-    Deployment,
     Row,
     arguments,
     checked,
     cpu_seconds,
     descendants,
+    gateway_sandbox_policy,
     gateway_stdio_session,
     median,
     report,
@@ -64,16 +63,6 @@ GETPPID = (
     "for _ in range(n): os.getppid()\n"
     "print((time.perf_counter_ns() - start) / n)\n"
 )
-
-
-def configure_gateway_code(workdir: Path) -> Any:
-    """This process's sandbox configured as a gateway's (a deployment's settings)."""
-    os.environ.update(Deployment(workdir, env_extra=GATEWAY_ENV).env)
-    from mcp_gateway import SandboxPolicy, configure_sandbox
-
-    policy = SandboxPolicy.from_settings()
-    configure_sandbox(policy)
-    return policy
 
 
 def policies(policy: Any) -> dict[bool, Any]:
@@ -193,7 +182,7 @@ async def paired(
 
 async def all_rows(rounds: int) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="wb-bench-seccomp-") as workdir:
-        policy = configure_gateway_code(Path(workdir))
+        policy = gateway_sandbox_policy(Path(workdir))
         from mcp_gateway import seccomp_program
 
         start = time.perf_counter()

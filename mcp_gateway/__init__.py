@@ -46,7 +46,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "REDIS_BACKEND": ("mcp_gateway.store.backends", "REDIS_BACKEND"),
     # The stdio sandbox: its settings, a spawn (bench)
     "SandboxPolicy": (f"{_SANDBOX}.policy", "SandboxPolicy"),
-    "configure_sandbox": (f"{_SANDBOX}.policy", "configure"),
     "SandboxSpec": ("mcp_gateway.snapshots.sandbox", "SandboxSpec"),
     "CachePolicy": (f"{_SANDBOX}.cache", "CachePolicy"),
     "protect_cache_directory": (f"{_SANDBOX}.cache", "protect_directory"),
@@ -97,7 +96,6 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "bounded_stdio_client",
     "check_servers",
     "configure_process",
-    "configure_sandbox",
     "embedded_store",
     "env_file_names",
     "estimated_tokens",

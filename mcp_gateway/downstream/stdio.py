@@ -58,7 +58,6 @@ from kernel.classified import ClassifiedFailure
 from mcp_gateway.downstream.sandbox import network as sandbox_network
 from mcp_gateway.downstream.sandbox.policy import (
     SandboxPolicy,
-    active_policy,
     effective_limits,
     exit_reason,
 )
@@ -176,7 +175,8 @@ async def bounded_stdio_client(
     max_message_chars: int,
     result_limit: int,
     sandbox: SandboxSpec | None = None,
-    policy: SandboxPolicy | None = None,
+    *,
+    policy: SandboxPolicy,
     on_limit_kill: Callable[[], None] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """`stdio_client`, with lines over `max_message_chars` answered as results over
@@ -185,11 +185,10 @@ async def bounded_stdio_client(
     In a sandbox (`server` is then its command line), bubblewrap is probed first (a
     `ClassifiedFailure` says why it cannot start and how to fix it), and when the server
     is stopped by one of its limits, the calls it leaves unanswered get a reason naming it.
-    `policy`: the gateway's; None outside it (bench: `configure_sandbox`'s).
+    `policy`: the gateway's sandbox policy (a benchmark builds its own the same way).
     `on_limit_kill`: told when a limit stopped the server (the connection's recorder).
     """
     stderr = errlog if isinstance(errlog, StderrPipe) else None
-    policy = policy or active_policy()
     limits = None
     started: Started | None = None
     env = get_default_environment() | (server.env or {})

@@ -1,5 +1,5 @@
-"""The gateway-wide sandbox rules (the WORKBENCH_SANDBOX* settings), this process's
-policy, and what a sandboxed server's limits are and what its exit says of them."""
+"""The gateway-wide sandbox rules (the WORKBENCH_SANDBOX* settings), built from the
+gateway's options, and what a sandboxed server's limits are and what its exit says of them."""
 
 from __future__ import annotations
 
@@ -80,26 +80,6 @@ def announce(policy: SandboxPolicy) -> None:
             "WORKBENCH_SANDBOX=none: stdio servers run unsandboxed, as the gateway's own user, "
             "and can read its files, environment and other tenants' processes"
         )
-
-
-# The policy of a sandbox started outside the gateway (bench: `configure_sandbox`, then
-# `bounded_stdio_client` without a policy). The gateway passes its own to what it starts.
-_policy: SandboxPolicy | None = None
-
-
-def configure(policy: SandboxPolicy) -> None:
-    """Set the policy of sandboxes started outside the gateway (announced as at a start)."""
-    global _policy
-    announce(policy)
-    _policy = policy
-
-
-def active_policy() -> SandboxPolicy:
-    """The configured policy, else the settings'."""
-    global _policy
-    if _policy is None:
-        _policy = SandboxPolicy.from_settings()
-    return _policy
 
 
 def effective_limits(spec: SandboxSpec, policy: SandboxPolicy) -> Limits:
