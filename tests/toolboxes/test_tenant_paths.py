@@ -73,7 +73,9 @@ def test_another_tenants_directory_or_var_as_a_parameter_is_refused(toolbox, fil
 
 def test_a_directory_under_the_tenants_root_is_accepted(toolbox, files_entry):
     mine = tenant_dir("acme")
-    files_server(toolbox, files_entry, str(mine)).save()
+    files_server(toolbox, files_entry, str(mine)).save()  # full_clean raised nothing
+    saved = Server.objects.get(toolbox=toolbox, name="files")
+    assert saved.parameters == {"allowed_directory": str(mine)}
 
 
 def test_a_symlink_or_a_closed_directory_under_the_root_is_refused(toolbox, files_entry):
