@@ -58,7 +58,7 @@ class SeenToolbox:
 class KeySees:
     instructions: str
     toolboxes: tuple[SeenToolbox, ...]
-    meta_tools_size: int  # bytes of open_toolbox and use_tool, what tools/list returns
+    meta_tools_size: int  # bytes of the meta-tools, what tools/list returns
 
     @property
     def size(self) -> int:
