@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,10 +190,14 @@ class KnownTools:
             self.tenant(tenant_id).stored[server_id] = listing
 
     async def update(
-        self, tenant: TenantConfig, listings: Mapping[tuple[str, str], Listing]
+        self,
+        tenant: TenantConfig,
+        listings: Mapping[tuple[str, str], Listing],
+        unknown: Collection[tuple[str, str]] = (),
     ) -> None:
         """Index again each server (by toolbox and server name) whose listing, snapshot or
-        toolbox changed; drop the servers the tenant no longer has."""
+        toolbox changed; drop the servers the tenant no longer has, and those `unknown`
+        (no listing fits them now: what was indexed of them may not be true any more)."""
         known = self.tenant(tenant.tenant_id)
         async with known.lock:
             batch: list[ServerTools] = []
@@ -220,6 +224,7 @@ class KnownTools:
             present = {
                 server_key(tb.name, server.name) for tb in tenant.toolboxes for server in tb.servers
             }
+            present -= {server_key(*place) for place in unknown}
             gone = [key for key in known.indexed if key not in present]
             for key in gone:
                 known.index.remove_server(key)

@@ -108,9 +108,11 @@ class ToolSearcher:
         served = list(connected.values())
         failures_: list[str] = []
         incidents: dict[str, str] = {}
+        unknown: list[tuple[str, str]] = []
         for toolbox, server in unlisted:
             outcome = outcomes[(toolbox.name, server.name)]
             if isinstance(outcome, _Failure):
+                unknown.append((toolbox.name, server.name))
                 failures_.append(
                     errors.connect_failure_line(server.name, toolbox.name, outcome.reason)
                 )
@@ -120,7 +122,7 @@ class ToolSearcher:
             listing, conn = outcome
             listings[(toolbox.name, server.name)] = listing
             served.append(conn)
-        await self.known.update(tenant, listings)
+        await self.known.update(tenant, listings, unknown)
         keys = [server_key(toolbox.name, server.name) for toolbox, server in servers]
         result: dict[str, Any] = {
             "query": args.query,
