@@ -255,3 +255,12 @@ async def test_unknown_toolbox(live_gateway, setup):
         f"Error: Toolbox 'invalid' not found. Available toolboxes: {', '.join(TOOLBOXES)}",
     )
     assert result.structured_content["error"]["details"]["toolbox"] == "invalid"
+
+
+async def test_an_unknown_tool_names_the_three_meta_tools(live_gateway, setup):
+    async with live_gateway.session(setup.key) as session:
+        result = await session.call_tool("find_tools", {"query": "x"})
+    assert error_of(result) == (
+        "INVALID_PARAMETERS",
+        "Unknown tool: 'find_tools'. This server offers open_toolbox, use_tool and search_tools.",
+    )
