@@ -21,7 +21,6 @@ servers on top of that.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
@@ -54,8 +53,8 @@ THREAD_ABOVE_TOOLS = 500
 
 
 def server_key(toolbox: str, server: str) -> str:
-    """A server's key in its tenant's index (names may hold any character)."""
-    return json.dumps([toolbox, server], ensure_ascii=False)
+    """A server's key in its tenant's index (a name holds no '/': toolboxes.validators)."""
+    return f"{toolbox}/{server}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -128,6 +127,18 @@ class TenantTools:
     stored: dict[int, Listing] = field(default_factory=dict)  # by server id
     stored_at: float | None = None  # monotonic; None: never read
     stored_version: int | None = None  # the tenant's configuration version then
+    # The server keys of the last snapshot seen (a snapshot is one object per version).
+    keys_of: tuple[TenantConfig | None, frozenset[str]] = (None, frozenset())
+
+    def keys(self, tenant: TenantConfig) -> frozenset[str]:
+        """Every server's key in the tenant's snapshot, made once per snapshot."""
+        if self.keys_of[0] is not tenant:
+            keys = frozenset(
+                server_key(tb.name, server.name) for tb in tenant.toolboxes for server in tb.servers
+            )
+            self.keys_of = (tenant, keys)
+        return self.keys_of[1]
+
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
@@ -221,10 +232,7 @@ class KnownTools:
                             list(indexed.entries.values()),
                         )
                     )
-            present = {
-                server_key(tb.name, server.name) for tb in tenant.toolboxes for server in tb.servers
-            }
-            present -= {server_key(*place) for place in unknown}
+            present = known.keys(tenant) - {server_key(*place) for place in unknown}
             gone = [key for key in known.indexed if key not in present]
             for key in gone:
                 known.index.remove_server(key)

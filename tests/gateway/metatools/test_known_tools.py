@@ -74,10 +74,10 @@ def test_a_change_of_listing_snapshot_or_toolbox_is_indexed_and_a_gone_server_dr
         disk = server()
         first = listing(READ)
         await known.update(tenant(disk), {("files", "disk"): first})
-        indexed = known.tenant(1).indexed['["files", "disk"]']
+        indexed = known.tenant(1).indexed["files/disk"]
         # The same lists again: nothing to do.
         await known.update(tenant(disk), {("files", "disk"): Listing(first.tools, first.digests)})
-        assert known.tenant(1).indexed['["files", "disk"]'] is indexed
+        assert known.tenant(1).indexed["files/disk"] is indexed
         # A connection's list replaced (a server's list_changed): indexed again.
         await known.update(tenant(disk), {("files", "disk"): listing(READ, DELETE)})
         assert sorted(found(known, "file disk")) == ["delete_file", "read_file"]
@@ -91,7 +91,7 @@ def test_a_change_of_listing_snapshot_or_toolbox_is_indexed_and_a_gone_server_dr
         assert found(known, "file disk") == []
         await known.update(tenant(disk), {("files", "disk"): listing(READ)})
         await known.update(tenant(), {})
-        assert found(known, "file disk", ['["files", "disk"]']) == []
+        assert found(known, "file disk", ["files/disk"]) == []
         assert known.tenant(1).indexed == {}
 
     anyio.run(scenario)
