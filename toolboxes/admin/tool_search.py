@@ -40,7 +40,9 @@ def search_view(
         TEMPLATE,
         f"Search the tools of {_scope(tenant, toolbox)}",
         query=query,
-        scope=_scope(tenant, toolbox),
+        may_open=f"toolbox {tenant.slug}/{toolbox.name}"
+        if toolbox
+        else f"every toolbox of tenant {tenant.slug}",
         search_what="toolbox" if toolbox else "tenant",
         back_url=change_url(obj),
         back_label=str(toolbox.name if toolbox else tenant.slug),
