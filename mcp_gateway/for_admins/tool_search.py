@@ -7,7 +7,9 @@ The tools are each enabled server's last listing (an admin's check or a gateway 
 that succeeded), filtered and checked against their pins by the gateway's own snapshot
 (`server.allows`, `kernel.pins`), exactly as `open_toolbox` lists them; the ranking is
 the search room's (`ToolIndex`, `tool_document`). A server whose last check failed, or
-that was never listed, is not searched, and said. Synchronous: admin views are.
+that was never listed, is not searched, and said. Synchronous: admin views are. The index
+is built for each search (about 100 ms for 500 tools): an admin's page, not a model's hot
+path.
 """
 
 from __future__ import annotations
@@ -111,16 +113,29 @@ def _listed(
     left out."""
     # Imported here: the admin imports the face, and the SDK (a second of start-up) is
     # loaded by the first search instead of by every manage.py command.
-    import mcp_types as types
-
     from mcp_gateway.metatools.tools import tool_entry
 
-    tools = [types.Tool.model_validate(item) for item in definitions]
+    tools = _tools(definitions)
     allowed = [tool for tool in tools if server.allows(tool.name)]
     waiting = server.pins.held_names(digests(allowed), server.fingerprint)
     return [
         tool_entry(tool, server.name, toolbox.name) for tool in allowed if tool.name not in waiting
     ]
+
+
+def _tools(definitions: list[dict[str, Any]]) -> list[Any]:
+    """The stored definitions as the SDK's tools; one it would refuse (a row written by an
+    older version, say) is left out: no client could be given it either."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    tools = []
+    for item in definitions:
+        try:
+            tools.append(types.Tool.model_validate(item))
+        except ValidationError:
+            continue
+    return tools
 
 
 def _ranked(searched: list[ServerTools], query: str, limit: int) -> list[SearchHit]:

@@ -15,8 +15,8 @@ from tests.accounts.conftest import (
     globex,
     people,
 )
-from tests.toolboxes.search_world import search_world
-from toolboxes import gateway_questions
+from tests.toolboxes.search_world import CLOCK, search_world
+from toolboxes import gateway_questions, server_status
 
 _ = (acme, as_user, globex, people)
 
@@ -55,6 +55,14 @@ def test_filtered_and_held_tools_are_never_found(world):
     found = gateway_questions.find_tools(acme.tenant.pk, "file disk", limit=50)
     assert [t.name for t in found.tools] == ["read_file"]  # wipe_disk filtered, send_file held
     assert gateway_questions.find_tools(acme.tenant.pk, "erase wipe").tools == ()
+
+
+def test_a_stored_definition_no_client_could_be_given_is_left_out(world):
+    acme, _, _ = world
+    broken = {"name": "archive_file", "description": "Archive a file"}  # no inputSchema
+    server_status.save_result(acme.server.pk, True, 5, "", [broken, CLOCK])
+    found = gateway_questions.find_tools(acme.tenant.pk, "archive a file or the time", "acme-tools")
+    assert [t.name for t in found.tools] == ["get_current_time"]
 
 
 def test_one_toolbox_a_limit_and_a_blank_query(world):
