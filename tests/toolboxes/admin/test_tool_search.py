@@ -166,5 +166,8 @@ def test_the_objects_page_holds_the_search_box(world, as_user, model):
         .content.decode()
     )
     action = reverse(f"admin:toolboxes_{model}_search", args=[obj.pk])
-    assert f'<form method="get" action="{action}" class="wb-tool-search"' in page
+    assert (
+        f'<form method="get" action="{action}" class="wb-tool-search wb-tool-search-compact"'
+        in page
+    )
     assert f"Search the tools of this {model} as a model would" in page
