@@ -171,3 +171,9 @@ def test_the_objects_page_holds_the_search_box(world, as_user, model):
         in page
     )
     assert f"Search the tools of this {model} as a model would" in page
+
+
+def test_asked_before_the_site_answers_it_says_so(monkeypatch):
+    monkeypatch.setattr(gateway_questions, "_answers", [])
+    with pytest.raises(gateway_questions.NotAnswered, match=r"WorkbenchSiteConfig\.ready"):
+        gateway_questions.find_tools(1, "time")
