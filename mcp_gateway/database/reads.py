@@ -67,6 +67,17 @@ def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
     )
 
 
+def last_listings(tenant_id: int) -> dict[int, tuple[bool | None, list[dict[str, Any]]]]:
+    """Each server's last check (an admin's or a gateway connect's): whether it succeeded
+    (None: never checked) and the tool definitions it listed, by server id (the admin's
+    tool search, `for_admins.tool_search`)."""
+    rows = Server.objects.filter(toolbox__tenant_id=tenant_id)
+    return {
+        server_id: (ok, list(tools or []))
+        for server_id, ok, tools in rows.values_list("pk", "last_check_ok", "last_check_tools")
+    }
+
+
 def _server_config(
     tenant_id: int, server: Server, pinned: dict[int, tool_pins.ServerPins]
 ) -> ServerConfig:
