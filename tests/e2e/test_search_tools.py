@@ -264,3 +264,16 @@ async def test_an_unknown_tool_names_the_three_meta_tools(live_gateway, setup):
         "INVALID_PARAMETERS",
         "Unknown tool: 'find_tools'. This server offers open_toolbox, use_tool and search_tools.",
     )
+
+
+async def test_a_2026_client_searches_then_calls(live_gateway, setup):
+    """A stateless 2026-07-28 client (a new request each call): the search's opening of the
+    toolbox is the key's, so the next request's use_tool finds it open."""
+    async with live_gateway.client(setup.key) as client:
+        found_tools = payload(await client.call_tool("search_tools", {"query": "page on-call"}))
+        assert found(found_tools)[0] == ("ops", "pager", "page_oncall")
+        called = await client.call_tool(
+            "use_tool",
+            {"tool": {"toolbox": "ops", "server": "pager", "name": "page_oncall"}},
+        )
+    assert text_of(called) == "page_oncall: {}"
