@@ -47,6 +47,7 @@ class GatewayError(Exception):
 
 
 def open_invalid(what: str) -> GatewayError:
+    """open_toolbox's and search_tools' `Invalid parameters: <what>`."""
     return GatewayError(ErrorCode.INVALID_PARAMETERS, f"Invalid parameters: {what}")
 
 

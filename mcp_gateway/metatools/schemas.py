@@ -1,10 +1,9 @@
 """The meta-tools' argument models and their client-facing JSON schemas.
 
 Validation is pydantic's; `parse_open_args`, `parse_use_args` and `parse_search_args` only
-translate its errors
-into the spec's texts, structural problems first (an old-style key such as `toolbox_name`
-is reported as unrecognized, not as a missing `toolbox`), then empty names in the order
-toolbox, server, name.
+translate its errors into the spec's texts, structural problems first (an old-style key
+such as `toolbox_name` is reported as unrecognized, not as a missing `toolbox`), then empty
+names in the order toolbox, server, name.
 """
 
 from typing import Any
@@ -36,15 +35,16 @@ class UseToolArgs(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+# The contract's bounds of search_tools' `limit`, and its default.
+SEARCH_LIMIT_MIN, SEARCH_LIMIT_MAX, SEARCH_LIMIT_DEFAULT = 1, 50, 10
+
+
 class SearchToolsArgs(BaseModel):
     model_config = STRICT
     query: str
-    toolbox: str | None = None
-    limit: int = 10
+    toolbox: str | None = None  # None: every toolbox the credential may open
+    limit: int = SEARCH_LIMIT_DEFAULT
 
-
-# The contract's bounds of search_tools' `limit`, and its default (SearchToolsArgs').
-SEARCH_LIMIT_MIN, SEARCH_LIMIT_MAX = 1, 50
 
 _NAME = {"type": "string", "minLength": 1}
 
@@ -90,7 +90,7 @@ SEARCH_TOOLS_INPUT_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": SEARCH_LIMIT_MIN,
             "maximum": SEARCH_LIMIT_MAX,
-            "default": 10,
+            "default": SEARCH_LIMIT_DEFAULT,
             "description": "How many tools to return at most, the best match first.",
         },
     },
