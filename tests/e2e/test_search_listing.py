@@ -1,7 +1,7 @@
 """search_tools' knowledge of a tenant's tools: a server never listed is listed during the
 search (a failure is an `_errors` line, the others answer; the live-connection limit never
 hides a tool), a stored listing answers without connecting, a change (an edit, a removal,
-a connection's new tool list) is seen by the next search; a grant limited to a toolbox
+a connection's new tool list, an approval) is seen by the next search; a grant limited to a toolbox
 finds nothing elsewhere; searches reach the call log and the metrics."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from tests.harness.live import LiveGateway, TenantSetup
 from tests.harness.paths import SERVERS
 from tests.harness.results import payload, text_of
 from tests.harness.waits import eventually
-from toolboxes.models import Server, Toolbox
+from toolboxes import pins
+from toolboxes.models import Server, Toolbox, ToolPin
 
 pytestmark = pytest.mark.anyio
 
@@ -259,3 +260,27 @@ async def test_searches_are_in_the_call_log_and_the_metrics(live_gateway, captur
     assert first.arguments == '{"query": "page on-call [redacted]"}'
     assert SECRET not in first.arguments + first.result
     assert second.arguments == '{"query": "zzxqv", "toolbox": "ops"}'
+
+
+@pytest.fixture
+def pinned(make_setup) -> TenantSetup:
+    setup = make_setup()
+    setup.vault = described(
+        setup.toolbox("files"),
+        "vault",
+        "shred_file=Shred a file so that nobody can ever read it",
+        pinning="approve-all",  # every tool waits for an admin
+    )
+    return setup
+
+
+async def test_a_held_tool_is_found_once_an_admin_approves_it(live_gateway, pinned):
+    query = "shred a file"
+    assert names(await search(live_gateway, pinned.key, query=query)) == []
+
+    @sync_to_async
+    def approve() -> int:  # the offer is recorded by the connect, off the request path
+        return pins.approve(ToolPin.objects.filter(server=pinned.vault))
+
+    await eventually(lambda: approve(), 15, "the offer to be recorded and approved")
+    assert names(await search(live_gateway, pinned.key, query=query)) == ["shred_file"]
