@@ -32,6 +32,7 @@ from mcp_gateway.front.server import _progress_forwarder, sign_in_elicitation
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import ErrorCode
 from mcp_gateway.metatools.parts import MetaToolParts
+from mcp_gateway.metatools.toolbox_links import ResultLinks
 from mcp_gateway.metatools.toolbox_members import (
     ImplicitlyOpen,
     Member,
@@ -122,6 +123,8 @@ def build_toolbox_server(
     parts: MetaToolParts, recorder: Recorder, in_flight: InFlightCalls
 ) -> Server[Any]:
     members = ToolboxMembers(parts)
+    opened = parts.open_toolboxes  # where the links a result handed a caller are kept too
+    links = ResultLinks(opened.store, opened.prefix, opened.idle_seconds)
     user = ToolUser(replace(parts, open_toolboxes=ImplicitlyOpen()))
 
     async def list_tools(
@@ -171,6 +174,8 @@ def build_toolbox_server(
         if outcome is None:
             return error_result(errors.cancelled())
         assert outcome.result is not None
+        if outcome.server is not None and not outcome.error_code:
+            await links.remember(caller.owner, toolbox.name, outcome.server.name, outcome.result)
         if state.url_elicitation and outcome.error_code == ErrorCode.AUTH_REQUIRED:
             raise sign_in_elicitation(outcome.result)
         return outcome.result
@@ -194,7 +199,8 @@ def build_toolbox_server(
     ) -> types.ReadResourceResult:
         caller, toolbox = _toolbox(ctx)
         uri = str(params.uri)
-        owner = await members.owner_of(await members.connect(caller, toolbox), uri)
+        linked = await links.server_of(caller.owner, toolbox.name, uri)
+        owner = await members.owner_of(await members.connect(caller, toolbox), uri, linked)
         if owner is None or owner.conn is None:
             # The SDK's own answer to an unknown resource (-32002 is retired in 2026-07-28).
             raise MCPError(types.INVALID_PARAMS, f"{RESOURCE_NOT_FOUND}: {uri}", {"uri": uri})

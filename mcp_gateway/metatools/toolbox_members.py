@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.failures import DownstreamFailure
@@ -254,9 +255,12 @@ class ToolboxMembers:
                     joined.append(template)
         return joined
 
-    async def owner_of(self, members: list[Member], uri: str) -> Member | None:
+    async def owner_of(
+        self, members: list[Member], uri: str, linked: str | None = None
+    ) -> Member | None:
         """The server a URI is read from: the first (in toolbox order) that listed it, else
-        the first whose template it fits; None: no server of this toolbox offers it."""
+        the first whose template it fits, else the server `linked` (one whose tool result
+        handed this caller the URI); None: no server of this toolbox offers it."""
         lists: list[tuple[Member, _Listed]] = []
         for member in members:
             known = self._listed.get(member.conn) if member.conn is not None else None
@@ -267,6 +271,10 @@ class ToolboxMembers:
         for member, listed in lists:
             if any(template_pattern(t.uri_template).fullmatch(uri) for t in listed.templates):
                 return member
+        if linked is not None:
+            found = next((m for m in members if m.server.name == linked), None)
+            if found is not None:
+                return found
         # Listed before, maybe no longer: the servers' lists of now.
         fresh = [(m, await self._list_of(m)) for m in members]
         for member, listed in fresh:
@@ -350,14 +358,9 @@ async def _all_pages(
 async def forwarded(conn: Connection, request: Any, result_type: type[T]) -> T:
     """A request passed to the member's server: its own JSON-RPC error as it came, a
     failure of the gateway's as an MCPError with the classified phrase."""
-    from mcp.shared.exceptions import MCPError
-
     try:
         result: T = await conn.request(request, result_type)  # type: ignore[type-var]
     except DownstreamFailure as exc:
         data = {"incident": exc.incident} if exc.incident else None
         raise MCPError(types.INTERNAL_ERROR, exc.reason, data) from None
     return result
-
-
-Forward = Callable[[Connection, Any, type[T]], Awaitable[T]]

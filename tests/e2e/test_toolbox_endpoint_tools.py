@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from calls.models import CallRecord
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
@@ -133,3 +136,30 @@ async def test_calls_are_in_the_call_log_as_use_tool(live_gateway, acme):
     assert echo == ("use_tool", "dev", "files", "echo", "ok")
     assert filtered[:4] == ("use_tool", "dev", "limited", "add")
     assert filtered[4] == "filtered"
+
+
+async def read_error(session, uri: str) -> MCPError:
+    try:
+        await session.read_resource(uri)
+    except MCPError as exc:
+        return exc
+    raise AssertionError(f"{uri} was read")
+
+
+async def test_a_uri_a_result_handed_the_key_goes_to_its_server(live_gateway, world, acme):
+    """The fixture server lists no resources: a URI of its result is asked of it all the
+    same (its own answer, method not found, comes back), for this key only."""
+    other = await sync_to_async(world.new_key)()
+    async with live_gateway.session(acme.key) as session:
+        mixed = await session.call_tool("files__mixed", {})
+        links = [item.uri for item in mixed.content if isinstance(item, types.ResourceLink)]
+        assert [str(uri) for uri in links] == ["file:///report.pdf"]
+        asked = await read_error(session, "file:///report.pdf")
+        embedded = await read_error(session, "file:///notes.txt")
+    async with live_gateway.session(other.key) as session:
+        refused = await read_error(session, "file:///report.pdf")
+    assert asked.code == embedded.code == METHOD_NOT_FOUND  # the fixture server's answer
+    assert (refused.code, refused.message) == (
+        INVALID_PARAMS,
+        "Resource not found: file:///report.pdf",
+    )
