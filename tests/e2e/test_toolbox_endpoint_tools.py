@@ -1,7 +1,8 @@
 """The toolbox endpoint's tools: each exposed tool named `<server>__<tool>` with everything
 of its own, a filtered one absent and refused with use_tool's text, an unknown name
 refused with use_tool's TOOL_NOT_FOUND, and every call held to use_tool's rules (its rate
-limit, its call log) with the toolbox open implicitly."""
+limit, its call log) with the toolbox open implicitly; a URI a result handed a key is read
+from the server that returned it, for that key."""
 
 from __future__ import annotations
 
