@@ -24,13 +24,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from mcp_gateway import __version__
+from mcp_gateway.front.asgi import REFUSED
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import _progress_forwarder, sign_in_elicitation
 from mcp_gateway.metatools import errors
-from mcp_gateway.metatools.errors import ErrorCode
+from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.toolbox_links import ResultLinks
 from mcp_gateway.metatools.toolbox_members import (
@@ -127,11 +128,20 @@ def build_toolbox_server(
     links = ResultLinks(opened.store, opened.prefix, opened.idle_seconds)
     user = ToolUser(replace(parts, open_toolboxes=ImplicitlyOpen()))
 
+    async def reach(caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
+        """The toolbox's servers; an open refused by its rate limit as a JSON-RPC error
+        (a list has no tool result to carry it), with the contract's text and code."""
+        try:
+            return await members.connect(caller, toolbox)
+        except GatewayError as error:
+            data = {"code": error.code.value, **error.details}
+            raise MCPError(REFUSED, error.message, data) from None
+
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         caller, toolbox = _toolbox(ctx)
-        return types.ListToolsResult(tools=members.tools(await members.connect(caller, toolbox)))
+        return types.ListToolsResult(tools=members.tools(await reach(caller, toolbox)))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -147,7 +157,13 @@ def build_toolbox_server(
         state = _state(ctx)
         caller, toolbox = _toolbox(ctx)
         started = time.perf_counter()
-        ref = await members.tool_ref(caller, toolbox, params.name)
+        try:
+            ref = await members.tool_ref(caller, toolbox, params.name)
+        except GatewayError as error:  # an open its rate limit refused (a shared name)
+            limited = failed(error, Named(toolbox.name, "", params.name), toolbox)
+            recorder.use_tool(caller, params.arguments, limited, started)
+            assert limited.result is not None
+            return limited.result
         arguments: dict[str, Any] = {
             "tool": {
                 "toolbox": toolbox.name,
@@ -184,14 +200,14 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         caller, toolbox = _toolbox(ctx)
-        found = await members.resources(await members.connect(caller, toolbox))
+        found = await members.resources(await reach(caller, toolbox))
         return types.ListResourcesResult(resources=found)
 
     async def list_resource_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         caller, toolbox = _toolbox(ctx)
-        found = await members.templates(await members.connect(caller, toolbox))
+        found = await members.templates(await reach(caller, toolbox))
         return types.ListResourceTemplatesResult(resource_templates=found)
 
     async def read_resource(
@@ -200,7 +216,7 @@ def build_toolbox_server(
         caller, toolbox = _toolbox(ctx)
         uri = str(params.uri)
         linked = await links.server_of(caller.owner, toolbox.name, uri)
-        owner = await members.owner_of(await members.connect(caller, toolbox), uri, linked)
+        owner = await members.owner_of(await reach(caller, toolbox), uri, linked)
         if owner is None or owner.conn is None:
             # The SDK's own answer to an unknown resource (-32002 is retired in 2026-07-28).
             raise MCPError(types.INVALID_PARAMS, f"{RESOURCE_NOT_FOUND}: {uri}", {"uri": uri})
@@ -212,14 +228,14 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         caller, toolbox = _toolbox(ctx)
-        found = await members.prompts(await members.connect(caller, toolbox))
+        found = await members.prompts(await reach(caller, toolbox))
         return types.ListPromptsResult(prompts=[prompt for _, prompt in found])
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         caller, toolbox = _toolbox(ctx)
-        owner = await members.prompt_owner(await members.connect(caller, toolbox), params.name)
+        owner = await members.prompt_owner(await reach(caller, toolbox), params.name)
         if owner is None or owner[0].conn is None:
             raise MCPError(
                 types.INVALID_PARAMS, f"{PROMPT_NOT_FOUND}: {params.name}", {"name": params.name}
@@ -233,7 +249,7 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         caller, toolbox = _toolbox(ctx)
-        reached = await members.connect(caller, toolbox)
+        reached = await reach(caller, toolbox)
         ref = params.ref
         owner: Member | None = None
         if isinstance(ref, types.PromptReference):
@@ -255,7 +271,10 @@ def build_toolbox_server(
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             caller, toolbox = _toolbox(ctx)
-            reached = await members.connect(caller, toolbox)
+            try:
+                reached = await members.connect(caller, toolbox)
+            except GatewayError:  # its servers not started now: the toolbox's own words
+                return {**result, "instructions": instructions_of(toolbox, [])}
             result = {
                 **result,
                 "instructions": instructions_of(toolbox, reached),

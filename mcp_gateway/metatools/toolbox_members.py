@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
+from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.open_state import OpenToolboxes
@@ -117,13 +118,22 @@ class ToolboxMembers:
     def __init__(self, parts: MetaToolParts) -> None:
         self.pool = parts.pool
         self.accounts = parts.accounts
+        self.limiter = parts.limiter
         # What each connection listed last (resources and templates): whose a URI is.
         self._listed: WeakKeyDictionary[Connection, _Listed] = WeakKeyDictionary()
 
     async def connect(self, caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
         """Every server of the toolbox connected at once, in toolbox order; one that fails
-        is there unconnected (its failure is the pool's, logged where it happened)."""
+        is there unconnected (its failure is the pool's, logged where it happened). When a
+        server is to be started, this is an open: held to open_toolbox's rate limit
+        (GatewayError RATE_LIMITED before anything starts)."""
         found: dict[str, Member] = {}
+        if any(self.pool.ready(pool_key(caller, toolbox, s), s) is None for s in toolbox.servers):
+            wait = await self.limiter.wait_for_open(
+                caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
+            )
+            if wait:
+                raise errors.open_rate_limited(toolbox.name, wait)
 
         async def reach(server: ServerConfig) -> None:
             try:

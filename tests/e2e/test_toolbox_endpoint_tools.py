@@ -28,6 +28,7 @@ def world(module_db) -> TenantSetup:
     dev = acme.toolbox("dev", "Development tools")
     acme.fixture_server(dev, "files")
     acme.fixture_server(dev, "limited", tool_filters=["echo"], position=1)
+    acme.fixture_server(acme.toolbox("broken"), "gone", "--exit-at-start")
     return acme
 
 
@@ -164,3 +165,24 @@ async def test_a_uri_a_result_handed_the_key_goes_to_its_server(live_gateway, wo
         INVALID_PARAMS,
         "Resource not found: file:///report.pdf",
     )
+
+
+async def test_starting_the_toolboxs_servers_is_held_to_the_open_rate_limit(module_gateway, world):
+    """A server that never starts is to be started on every request that needs the
+    toolbox's servers (its initialize too): each is an open, and the key's open limit (one,
+    then one per 100 s) refuses the second with open_toolbox's text."""
+    limited = await sync_to_async(world.new_key)(open_rate_limit=0.01, open_rate_burst=1)
+    broken = replace(
+        module_gateway, url=module_gateway.url.rstrip("/") + "/t/acme/toolboxes/broken"
+    )
+    async with broken.session(limited.key) as session:  # its initialize: the first start
+        assert session.initialize_result.instructions == "broken tools"
+        try:
+            await session.list_tools()
+        except MCPError as exc:
+            refused = exc
+        else:
+            raise AssertionError("the second start was not refused")
+    assert refused.message.startswith("Error opening toolbox 'broken': rate limit reached; ")
+    assert refused.error.data["code"] == "RATE_LIMITED"
+    assert refused.error.data["retry_after"] > 0
