@@ -78,7 +78,7 @@ def test_listed_tools_keep_everything_but_their_name():
     )
     conn = SimpleNamespace(tools=[own], digests={"add": "x"})
     server = ServerConfig(name="math", transport="stdio")
-    members = ToolboxMembers(SimpleNamespace(pool=None, accounts=None))  # type: ignore[arg-type]
+    members = ToolboxMembers(SimpleNamespace(pool=None, accounts=None, limiter=None))
     [served] = members.tools([Member(server, None, conn)])
     assert served.name == "math__add"
     assert served.model_dump(exclude={"name"}) == own.model_dump(exclude={"name"})
@@ -90,7 +90,7 @@ async def test_a_name_leads_to_the_one_server_it_starts_with():
         "",
         (ServerConfig(name="git", transport="stdio"), ServerConfig(name="gi", transport="stdio")),
     )
-    members = ToolboxMembers(SimpleNamespace(pool=None, accounts=None))  # type: ignore[arg-type]
+    members = ToolboxMembers(SimpleNamespace(pool=None, accounts=None, limiter=None))
     caller: Any = None
     assert await members.tool_ref(caller, toolbox, "git__git_log") == ("git", "git_log")
     assert await members.tool_ref(caller, toolbox, "gi__t") == ("gi", "t")
