@@ -1,5 +1,5 @@
 """The toolbox endpoint's tools: each exposed tool named `<server>__<tool>` with everything
-of its own, a filtered one absent and refused with use_tool's text, an unknown name
+of its own, a filtered or held one absent and refused with use_tool's text, an unknown name
 refused with use_tool's TOOL_NOT_FOUND, and every call held to use_tool's rules (its rate
 limit, its call log) with the toolbox open implicitly; a URI a result handed a key is read
 from the server that returned it, for that key."""
@@ -29,6 +29,8 @@ def world(module_db) -> TenantSetup:
     acme.fixture_server(dev, "files")
     acme.fixture_server(dev, "limited", tool_filters=["echo"], position=1)
     acme.fixture_server(acme.toolbox("broken"), "gone", "--exit-at-start")
+    # Every tool held until an admin approves it (none is).
+    acme.fixture_server(acme.toolbox("held"), "guarded", pinning="approve-all")
     return acme
 
 
@@ -186,3 +188,15 @@ async def test_starting_the_toolboxs_servers_is_held_to_the_open_rate_limit(modu
     assert refused.message.startswith("Error opening toolbox 'broken': rate limit reached; ")
     assert refused.error.data["code"] == "RATE_LIMITED"
     assert refused.error.data["retry_after"] > 0
+
+
+async def test_a_held_tool_is_absent_and_refused(module_gateway, acme):
+    held = replace(module_gateway, url=module_gateway.url.rstrip("/") + "/t/acme/toolboxes/held")
+    async with held.session(acme.key) as session:
+        listed = await session.list_tools()
+        refused = await session.call_tool("guarded__echo", {"text": "x"})
+    assert listed.tools == []
+    assert error_of(refused) == (
+        "TOOL_NOT_APPROVED",
+        "Error executing tool: Tool 'echo' in server 'guarded' is waiting for an admin's approval",
+    )
