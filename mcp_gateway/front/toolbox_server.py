@@ -157,13 +157,12 @@ def build_toolbox_server(
         state = _state(ctx)
         caller, toolbox = _toolbox(ctx)
         started = time.perf_counter()
+        refusal: GatewayError | None = None
         try:
             ref = await members.tool_ref(caller, toolbox, params.name)
         except GatewayError as error:  # an open its rate limit refused (a shared name)
-            limited = failed(error, Named(toolbox.name, "", params.name), toolbox)
-            recorder.use_tool(caller, params.arguments, limited, started)
-            assert limited.result is not None
-            return limited.result
+            ref, refusal = None, error
+        # As use_tool's arguments would name it: what the call log keeps.
         arguments: dict[str, Any] = {
             "tool": {
                 "toolbox": toolbox.name,
@@ -173,9 +172,8 @@ def build_toolbox_server(
             "arguments": params.arguments or {},
         }
         if ref is None:
-            refused = failed(
-                tool_not_found(params.name, toolbox.name), Named(toolbox.name, "", params.name)
-            )
+            refusal = refusal or tool_not_found(params.name, toolbox.name)
+            refused = failed(refusal, Named(toolbox.name, "", params.name), toolbox)
             recorder.use_tool(caller, arguments, refused, started)
             assert refused.result is not None
             return refused.result
