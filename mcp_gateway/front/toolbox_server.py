@@ -22,6 +22,7 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway import __version__
 from mcp_gateway.front.asgi import REFUSED
@@ -51,6 +52,7 @@ from mcp_gateway.store.failure import StoreUnavailable
 
 TOOLBOXES = "/toolboxes/"
 RESOURCE_NOT_FOUND = "Resource not found"
+RESOURCE_NOT_FOUND_2025 = -32002  # the 2025-11-25 schema's code (mcp_types has it no more)
 PROMPT_NOT_FOUND = "Prompt not found"
 
 
@@ -81,6 +83,14 @@ def may_open(caller: Caller, path: ToolboxPath) -> bool:
         and caller.tenant.toolbox(path.toolbox) is not None
         and caller.key.allows(path.toolbox)
     )
+
+
+def resource_not_found_code(protocol_version: str) -> int:
+    """The protocol's resource-not-found error: -32002 up to 2025-11-25; from 2026-07-28,
+    which retired that code, invalid params (as the SDK's own servers answer)."""
+    if protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return types.INVALID_PARAMS
+    return RESOURCE_NOT_FOUND_2025
 
 
 def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
@@ -216,8 +226,11 @@ def build_toolbox_server(
         linked = await links.server_of(caller.owner, toolbox.name, uri)
         owner = await members.owner_of(await reach(caller, toolbox), uri, linked)
         if owner is None or owner.conn is None:
-            # The SDK's own answer to an unknown resource (-32002 is retired in 2026-07-28).
-            raise MCPError(types.INVALID_PARAMS, f"{RESOURCE_NOT_FOUND}: {uri}", {"uri": uri})
+            raise MCPError(
+                resource_not_found_code(ctx.protocol_version),
+                f"{RESOURCE_NOT_FOUND}: {uri}",
+                {"uri": uri},
+            )
         return await forwarded(
             owner.conn, types.ReadResourceRequest(params=params), types.ReadResourceResult
         )

@@ -1,7 +1,8 @@
 """The toolbox endpoint's resources: the union of its servers' resources and templates
 (server-everything's), each read from the server that lists it or whose template it fits,
 unchanged; a URI no server of this toolbox offers (another toolbox's, another tenant's, an
-unknown one) gets the protocol's resource-not-found error."""
+unknown one) gets the protocol's resource-not-found error (-32002 up to 2025-11-25, invalid
+params from 2026-07-28, which retired that code)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ async def test_another_toolboxs_and_an_unknown_uri_are_not_found(
     plain = endpoint(module_gateway, "acme", "plain")
     for uri in (str(document), "demo://resource/dynamic/text/7", "file:///etc/passwd"):
         refused = await read_refusal(plain, acme.key, uri, generation)
-        assert refused.code == INVALID_PARAMS
+        assert refused.code == (-32002 if generation == "2025-11-25" else INVALID_PARAMS)
         assert refused.message == f"Resource not found: {uri}"
         assert refused.error.data == {"uri": uri}
 

@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types import METHOD_NOT_FOUND
 
 from calls.models import CallRecord
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
@@ -164,7 +164,7 @@ async def test_a_uri_a_result_handed_the_key_goes_to_its_server(live_gateway, wo
         refused = await read_error(session, "file:///report.pdf")
     assert asked.code == embedded.code == METHOD_NOT_FOUND  # the fixture server's answer
     assert (refused.code, refused.message) == (
-        INVALID_PARAMS,
+        -32002,  # 2025-11-25's resource not found
         "Resource not found: file:///report.pdf",
     )
 

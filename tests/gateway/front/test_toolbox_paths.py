@@ -4,8 +4,14 @@ credential may open them (`may_open`)."""
 from __future__ import annotations
 
 import pytest
+from mcp_types import INVALID_PARAMS
 
-from mcp_gateway.front.toolbox_server import ToolboxPath, may_open, toolbox_path
+from mcp_gateway.front.toolbox_server import (
+    ToolboxPath,
+    may_open,
+    resource_not_found_code,
+    toolbox_path,
+)
 from mcp_gateway.snapshots.callers import Caller, KeyRecord
 from mcp_gateway.snapshots.servers import TenantConfig, ToolboxConfig
 
@@ -41,3 +47,11 @@ def test_only_a_toolbox_of_its_own_tenant_that_the_key_may_use_opens():
     assert not may_open(anyone, ToolboxPath("bravo", "dev"))  # another tenant's path
     assert not may_open(caller(frozenset({"ops"})), ToolboxPath("acme", "dev"))
     assert may_open(caller(frozenset({"dev"})), ToolboxPath("acme", "dev"))
+
+
+def test_the_resource_not_found_code_follows_the_protocol_version():
+    """-32002 until 2026-07-28 retired it (`mcp_types.version.MODERN_PROTOCOL_VERSIONS`
+    names the versions that did: this fails by name if the SDK moves it)."""
+    assert resource_not_found_code("2025-11-25") == -32002
+    assert resource_not_found_code("2025-06-18") == -32002
+    assert resource_not_found_code("2026-07-28") == INVALID_PARAMS
