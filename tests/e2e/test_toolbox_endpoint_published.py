@@ -11,11 +11,13 @@ from dataclasses import replace
 
 import mcp_types as types
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload
 from tests.harness.tenant_dirs import tenant_dir
-from tests.harness.toolbox_world import add_everything, endpoint, needs_node
+from tests.harness.toolbox_world import EVERYTHING, add_everything, endpoint, needs_node
 from toolboxes.models import Server
 
 pytestmark = [
@@ -68,6 +70,22 @@ async def test_tools_keep_their_annotations(module_gateway, dev, acme):
     assert links.annotations == types.ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
+
+
+@needs_node
+async def test_every_tool_is_the_servers_own_but_for_its_name(dev, acme):
+    """Beside a direct stdio connection to the same server: each tool the endpoint lists
+    is the server's own definition, field for field (title, description, schemas,
+    annotations, icons, execution, _meta), named `everything__<tool>`."""
+    direct = StdioServerParameters(command=str(EVERYTHING), args=["stdio"])
+    async with stdio_client(direct) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        own = (await session.list_tools()).tools
+    async with dev.session(acme.key) as session:
+        served = (await session.list_tools()).tools
+    assert [tool.name for tool in served] == [f"everything__{tool.name}" for tool in own]
+    for mine, theirs in zip(served, own, strict=True):
+        assert mine.model_dump(exclude={"name"}) == theirs.model_dump(exclude={"name"})
 
 
 @needs_node
