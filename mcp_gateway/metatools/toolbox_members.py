@@ -125,10 +125,11 @@ class ToolboxMembers:
     async def connect(self, caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
         """Every server of the toolbox connected at once, in toolbox order; one that fails
         is there unconnected (its failure is the pool's, logged where it happened). When a
-        server is to be started, this is an open: held to open_toolbox's rate limit
-        (GatewayError RATE_LIMITED before anything starts)."""
+        server is to be started (not one starting, nor one its failures' cooldown holds
+        back), this is an open: held to open_toolbox's rate limit (GatewayError
+        RATE_LIMITED before anything starts)."""
         found: dict[str, Member] = {}
-        if any(self.pool.ready(pool_key(caller, toolbox, s), s) is None for s in toolbox.servers):
+        if any(self.pool.would_start(pool_key(caller, toolbox, s), s) for s in toolbox.servers):
             wait = await self.limiter.wait_for_open(
                 caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
             )
