@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
@@ -72,7 +71,7 @@ def toolbox_path(path: str) -> ToolboxPath | None:
     if not found or not slug or "/" in slug:
         return None
     toolbox = toolbox[:-1] if toolbox.endswith("/") else toolbox
-    return ToolboxPath(slug, "" if "/" in toolbox else unquote(toolbox))
+    return ToolboxPath(slug, "" if "/" in toolbox else toolbox)  # ASGI paths are decoded
 
 
 def may_open(caller: Caller, path: ToolboxPath) -> bool:
