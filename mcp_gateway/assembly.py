@@ -33,6 +33,7 @@ from mcp_gateway.front.auth import Authenticator
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.hostcheck import HostCheck
 from mcp_gateway.front.server import build_server
+from mcp_gateway.front.toolbox_server import ToolboxEndpoint, build_toolbox_endpoint
 from mcp_gateway.metatools.known_tools import KnownTools
 from mcp_gateway.metatools.meta_tools import MetaTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
@@ -90,6 +91,8 @@ class GatewayParts:
     # stream machinery per request).
     json_answers: StreamableHTTPSessionManager
     host_check: HostCheck
+    # `/mcp/t/<slug>/toolboxes/<toolbox>`: one toolbox as an MCP server of its own.
+    toolbox_endpoint: ToolboxEndpoint | None = None
 
 
 def configure_process(options: GatewayOptions) -> MetricsEndpoint:
@@ -168,7 +171,8 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
     )
     # Each tenant's tools, searchable: fed by the pool's listings and the stored ones.
     known_tools = KnownTools(pool, stored_listings)
-    metatools = MetaTools(MetaToolParts(pool, open_toolboxes, limiter, accounts, known_tools))
+    metatool_parts = MetaToolParts(pool, open_toolboxes, limiter, accounts, known_tools)
+    metatools = MetaTools(metatool_parts)
     calls = InFlightCalls()
     server = build_server(metatools, recorder, calls)
     server.streamable_http_app(
@@ -201,4 +205,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         server=server,
         json_answers=json_answers,
         host_check=HostCheck(options.allowed_hosts),
+        toolbox_endpoint=build_toolbox_endpoint(
+            metatool_parts, recorder, calls, NO_SDK_HOST_CHECK, options.max_request_bytes
+        ),
     )
