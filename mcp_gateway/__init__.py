@@ -3,13 +3,13 @@
 This module is the gateway's public face: the names other apps (the admins' world, the
 site, the benchmarks) may use, and the only import of the gateway they make
 (tests/gateway/test_arrows.py holds it). Inside, one folder per room (docs/architecture.md):
-`front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool), `downstream` (the pool,
-its connections and the stdio sandbox), `observe` (metrics, spans, logs, the call log),
-`snapshots` and `database` (what the gateway reads from the admins' world and writes to it),
-`store` (the shared store), `for_admins` (what the admin asks the gateway: a server's
-check, what a key sees, what a model would find), `search` (a tenant's tools found by a
-query: the coming `search_tools`, not wired yet); beside them
-`options` (every setting the gateway reads) and `assembly` (its parts, built from them).
+`front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool, search_tools),
+`downstream` (the pool, its connections and the stdio sandbox), `observe` (metrics,
+spans, logs, the call log), `snapshots` and `database` (what the gateway reads from the
+admins' world and writes to it), `store` (the shared store), `for_admins` (what the admin
+asks the gateway: a server's check, what a key sees, what a model would find), `search`
+(a tenant's tools found by a query: `search_tools`' index); beside them `options` (every
+setting the gateway reads) and `assembly` (its parts, built from them).
 
 Every name is imported when first used (a module `__getattr__`): the settings and the
 admin import this module, and a manage.py command that connects nothing must load neither
@@ -74,7 +74,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "ToolSearch": ("mcp_gateway.for_admins.tool_search", "ToolSearch"),
     # The dashboard's live connections (this host's gateway processes)
     "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
-    # Finding a tool by a query (bench/search_*.py; search_tools to come)
+    # Finding a tool by a query (bench/search_*.py; search_tools' index)
     "ToolIndex": ("mcp_gateway.search.index", "ToolIndex"),
     "Described": ("mcp_gateway.search.documents", "Described"),
 }

@@ -17,7 +17,7 @@ from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_gateway.database.reads import Snapshots, installation, saved_sign_in
+from mcp_gateway.database.reads import Snapshots, installation, saved_sign_in, stored_listings
 from mcp_gateway.database.records import (
     SignInRecords,
     record_connection,
@@ -34,6 +34,7 @@ from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.hostcheck import HostCheck
 from mcp_gateway.front.server import build_server
 from mcp_gateway.front.toolbox_server import ToolboxEndpoint, build_toolbox_endpoint
+from mcp_gateway.metatools.known_tools import KnownTools
 from mcp_gateway.metatools.meta_tools import MetaTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -168,7 +169,9 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         ),
         recorder,
     )
-    metatool_parts = MetaToolParts(pool, open_toolboxes, limiter, accounts)
+    # Each tenant's tools, searchable: fed by the pool's listings and the stored ones.
+    known_tools = KnownTools(pool, stored_listings)
+    metatool_parts = MetaToolParts(pool, open_toolboxes, limiter, accounts, known_tools)
     metatools = MetaTools(metatool_parts)
     calls = InFlightCalls()
     server = build_server(metatools, recorder, calls)
