@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # typed for readers and mypy: what the admin's questions are 
     from mcp_gateway.for_admins.key_view import KeySees, estimated_tokens, key_sees
     from mcp_gateway.for_admins.server_check import check_servers
     from mcp_gateway.for_admins.tool_search import ToolSearch, find_tools
-    from mcp_gateway.front.endpoints import tenant_endpoint
+    from mcp_gateway.front.endpoints import tenant_endpoint, toolbox_endpoint
 
 __version__ = version("workbench")  # one home: pyproject.toml
 
@@ -37,6 +37,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Gateway": ("mcp_gateway.front.http", "Gateway"),
     "is_gateway_path": ("mcp_gateway.front.endpoints", "is_gateway_path"),
     "tenant_endpoint": ("mcp_gateway.front.endpoints", "tenant_endpoint"),
+    "toolbox_endpoint": ("mcp_gateway.front.endpoints", "toolbox_endpoint"),
     "GatewayOptions": ("mcp_gateway.options", "GatewayOptions"),
     "configure_process": ("mcp_gateway.assembly", "configure_process"),
     "METRICS_PATH": ("mcp_gateway.observe.metrics_endpoint", "METRICS_PATH"),
@@ -116,6 +117,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "seccomp_program",
     "shared_cache",
     "tenant_endpoint",
+    "toolbox_endpoint",
     "uid_claim_held",
     "warming",
 ]

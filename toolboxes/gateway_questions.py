@@ -125,6 +125,7 @@ class Answers:
     estimated_tokens: Callable[[int], int]
     find_tools: Callable[[int, str, str | None, int], ToolSearch | None]
     tenant_endpoint: Callable[[str, str], str]
+    toolbox_endpoint: Callable[[str, str, str], str]
 
 
 class NotAnswered(RuntimeError):
@@ -177,3 +178,8 @@ def find_tools(
 def tenant_endpoint(mcp_url: str, slug: str) -> str:
     """A tenant's own endpoint, given the gateway's."""
     return _asked().tenant_endpoint(mcp_url, slug)
+
+
+def toolbox_endpoint(mcp_url: str, slug: str, toolbox: str) -> str:
+    """One toolbox's endpoint as an MCP server of its own, given the gateway's."""
+    return _asked().toolbox_endpoint(mcp_url, slug, toolbox)

@@ -26,7 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway import __version__
 from mcp_gateway.front.asgi import REFUSED
 from mcp_gateway.front.cancellation import InFlightCalls
-from mcp_gateway.front.endpoints import TENANT_PREFIX
+from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import _progress_forwarder, sign_in_elicitation
@@ -49,7 +49,6 @@ from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ToolboxConfig
 from mcp_gateway.store.failure import StoreUnavailable
 
-TOOLBOXES = "/toolboxes/"
 RESOURCE_NOT_FOUND = "Resource not found"
 RESOURCE_NOT_FOUND_2025 = -32002  # the 2025-11-25 schema's code (mcp_types has it no more)
 PROMPT_NOT_FOUND = "Prompt not found"

@@ -20,6 +20,11 @@ from kernel.masking import masked
 from kernel.roles import is_operator
 from toolboxes import pins, server_status
 from toolboxes.admin import background_checks
+from toolboxes.admin.client_snippets import (
+    KEY_PLACEHOLDER,
+    public_url,
+    toolbox_configurations,
+)
 from toolboxes.admin.forms import ServerForm, TenantServerForm
 from toolboxes.admin.server_checks import (
     STATUS_CSS,
@@ -30,6 +35,7 @@ from toolboxes.admin.server_checks import (
 )
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.admin.tool_search import SEARCH_CSS, search_url, search_view
+from toolboxes.gateway_questions import toolbox_endpoint
 from toolboxes.models import Server, Toolbox
 from toolboxes.server_fields import SECRET_FORM_FIELDS
 
@@ -139,11 +145,17 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        """With the box that searches the toolbox's tools as a model would."""
+        """With the box that searches the toolbox's tools as a model would, and the
+        toolbox's own endpoint with a client's configuration."""
         toolbox = self.get_object(request, object_id)
         extra = {**(extra_context or {})}
         if toolbox is not None:
             extra["search_action"] = search_url(toolbox)
+            url = toolbox_endpoint(public_url(request), toolbox.tenant.slug, toolbox.name)
+            extra["endpoint_url"] = url
+            extra["endpoint_configurations"] = toolbox_configurations(
+                url, KEY_PLACEHOLDER, toolbox.name
+            )
         return super().change_view(request, object_id, form_url, extra)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
