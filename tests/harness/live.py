@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.harness.paths import FIXTURE_SERVER, HOSTILE_SERVER
+from tests.harness.paths import FIXTURE_SERVER, HOSTILE_SERVER, RELAY_PROBE
 from tests.harness.waits import wait_until
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 from workbench_site.gateway_app import build_application
@@ -196,3 +196,13 @@ def issue_key(tenant: Tenant, **key_options: Any) -> TenantSetup:
 def make_tenant_setup(slug: str = "acme", **key_options: Any) -> TenantSetup:
     """A tenant named after its slug, with one key (options as `ApiKey.issue` takes)."""
     return issue_key(Tenant.objects.create(slug=slug, name=slug.title()), **key_options)
+
+
+def add_relay_probe(toolbox: Toolbox, name: str = "probe", **fields: Any) -> Server:
+    """A server running tests/servers/relay_probe.py (what a gateway relays, issue 34)."""
+    server = Server(
+        toolbox=toolbox, name=name, command=sys.executable, args=[RELAY_PROBE], **fields
+    )
+    server.full_clean()
+    server.save()
+    return server
