@@ -278,7 +278,7 @@ class Connection:
             if exc.code == CONNECTION_CLOSED and self._stream_ended:
                 raise self._broken() from None
             # The server's own JSON-RPC error: the tool's answer, passed on unchanged.
-            raise failures.DownstreamFailure(exc.message) from None
+            raise failures.DownstreamFailure(exc.message, error=exc.error) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise self._broken() from None
         except failures.DownstreamFailure:

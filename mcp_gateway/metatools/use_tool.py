@@ -120,6 +120,7 @@ class ToolUser:
                         ref.name, server.name, toolbox.name, failure.url
                     ) from None
             code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
+            own = (exc.error.code, exc.error.data) if exc.error is not None else None
             raise errors.downstream_failed(
-                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident
+                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
             ) from None
