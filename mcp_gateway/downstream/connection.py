@@ -12,9 +12,10 @@ import logging
 import math
 import os
 import time
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -44,6 +45,24 @@ from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 logger = logging.getLogger("workbench.downstream")
 
 CLIENT_INFO = types.Implementation(name="workbench-gateway", version=__version__)
+# What of a client's request `_meta` is not passed on: the progress token (the gateway asks
+# for progress with its own) and the protocol's reserved keys, which describe the client's
+# session with the gateway (its protocol version, capabilities, log level), not this one.
+RESERVED_META_PREFIX = "io.modelcontextprotocol/"
+NOT_PASSED_ON = frozenset({"progressToken", "progress_token"})
+
+
+def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
+    """The part of a client's request `_meta` that the downstream request carries: custom
+    keys and the trace context (`traceparent`, `tracestate`), as they came."""
+    if not meta:
+        return None
+    kept = {
+        key: value
+        for key, value in meta.items()
+        if key not in NOT_PASSED_ON and not key.startswith(RESERVED_META_PREFIX)
+    }
+    return cast("types.RequestParamsMeta", kept) if kept else None
 
 
 class Connection:
@@ -237,7 +256,9 @@ class Connection:
         arguments: dict[str, Any],
         *,
         progress_callback: ProgressFnT | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> types.CallToolResult:
+        """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`)."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -260,7 +281,9 @@ class Connection:
             ):
                 result = await session.send_request(
                     types.CallToolRequest(
-                        params=types.CallToolRequestParams(name=name, arguments=arguments)
+                        params=types.CallToolRequestParams(
+                            name=name, arguments=arguments, _meta=passed_on_meta(meta)
+                        )
                     ),
                     types.CallToolResult,
                     progress_callback=progress_callback,

@@ -101,6 +101,7 @@ def build_server(
             return opened.result
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
+            call.meta = ctx.meta
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):

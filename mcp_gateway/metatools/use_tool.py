@@ -3,6 +3,7 @@ to the server, its result passed on unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,8 @@ class ToolCall:
     toolbox: ToolboxConfig | None
     server: ServerConfig | None
     redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
+    # The client's request `_meta` (what of it the server gets: `connection.passed_on_meta`).
+    meta: Mapping[str, Any] | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -109,7 +112,7 @@ class ToolUser:
             raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
         try:
             return await conn.call_tool(
-                ref.name, args.arguments, progress_callback=progress_callback
+                ref.name, args.arguments, progress_callback=progress_callback, meta=call.meta
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in
