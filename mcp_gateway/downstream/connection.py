@@ -12,14 +12,15 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, suppress
 from functools import partial
 from typing import Any, cast
 
 import anyio
 import httpx2
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
@@ -32,6 +33,7 @@ from mcp_gateway import __version__
 from mcp_gateway.downstream import failures
 from mcp_gateway.downstream.discovery import connect_settings, list_all_tools, redactor_for
 from mcp_gateway.downstream.envrefs import ReferenceEnviron
+from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.stderr import StderrPipe
@@ -45,11 +47,16 @@ from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 logger = logging.getLogger("workbench.downstream")
 
 CLIENT_INFO = types.Implementation(name="workbench-gateway", version=__version__)
+# Log messages queued for one call's client, at most; more are dropped (the log has them).
+CALL_LOG_QUEUE = 256
 # What of a client's request `_meta` is not passed on: the progress token (the gateway asks
 # for progress with its own) and the protocol's reserved keys, which describe the client's
 # session with the gateway (its protocol version, capabilities, log level), not this one.
 RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 NOT_PASSED_ON = frozenset({"progressToken", "progress_token"})
+
+LogParams = types.LoggingMessageNotificationParams
+LogForward = Callable[[LogParams], Awaitable[None]]
 
 
 def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
@@ -91,6 +98,19 @@ class Connection:
         # Each tool's definition (kernel.pins) and its digest by name: made once, at connect.
         self.definitions: list[dict[str, Any]] = []
         self.digests: dict[str, str] = {}
+        # Calls in flight: each one's queue of log messages for its client (None: its
+        # client takes none). A log message goes to a call only when it is the one.
+        self._calls: dict[int, MemoryObjectSendStream[LogParams] | None] = {}
+        self._call_ids = 0
+        self.notifications = Notifications(
+            self.label,
+            ref.tenant,
+            ref.server,
+            lambda: self._redact,
+            self._log_sink,
+            lambda: None,  # the server's list_changed: not followed yet
+            partial(self.recorder.downstream_notifications_dropped, ref),
+        )
         self.error: str | None = None  # the client's phrase
         self.incident: str | None = None  # the log line that tells the rest
         self.failure: failures.Story | None = None  # for the admin's cause (`causes`)
@@ -159,7 +179,7 @@ class Connection:
                         stderr.child_started()
                     session = await stack.enter_async_context(
                         ClientSession(
-                            WatchedStream(read, self._on_end_of_stream),
+                            WatchedStream(read, self._on_end_of_stream, self.notifications.admit),
                             write,
                             client_info=CLIENT_INFO,
                         )
@@ -196,6 +216,7 @@ class Connection:
                 logger.warning("[%s] connection ended: %s", self.label, self._redact(repr(exc)))
         finally:
             self._session = None
+            self.notifications.close()
             if stderr:
                 stderr.close()
             if self.error and not self._ready.is_set():
@@ -250,6 +271,22 @@ class Connection:
     def has_tool(self, name: str) -> bool:
         return name in self.digests
 
+    # Log messages, to the call they belong to
+
+    def _log_sink(self) -> LogSink | None:
+        if len(self._calls) != 1:
+            return None  # no call, or several: whose it is cannot be told
+        queue = next(iter(self._calls.values()))
+        if queue is None:
+            return None
+
+        def put(params: types.LoggingMessageNotificationParams) -> None:
+            # The client slow, or its call over: the gateway's log has the message.
+            with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                queue.send_nowait(params)
+
+        return put
+
     async def call_tool(
         self,
         name: str,
@@ -257,8 +294,10 @@ class Connection:
         *,
         progress_callback: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
+        on_log: LogForward | None = None,
     ) -> types.CallToolResult:
-        """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`)."""
+        """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
+        `on_log`: where this call's log messages go (its client), None for nowhere."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -268,6 +307,14 @@ class Connection:
         self.in_flight += 1
         self.last_used = time.monotonic()
         token = current_redactor.set(self._redact)
+        self._call_ids += 1
+        call_id = self._call_ids
+        logs = received = None
+        if on_log is not None:
+            logs, received = anyio.create_memory_object_stream[
+                types.LoggingMessageNotificationParams
+            ](CALL_LOG_QUEUE)
+        self._calls[call_id] = logs
         try:
             # The gateway's own deadline, not the SDK's read timeout: the SDK reports its
             # timeout as an MCPError of code -32001, which a server may send as its own
@@ -279,15 +326,24 @@ class Connection:
                 anyio.move_on_after(timeout) as deadline,
                 tracing.downstream_span(self.ref, name, self.recorder.tracing) as span,
             ):
-                result = await session.send_request(
-                    types.CallToolRequest(
-                        params=types.CallToolRequestParams(
-                            name=name, arguments=arguments, _meta=passed_on_meta(meta)
-                        )
-                    ),
-                    types.CallToolResult,
-                    progress_callback=progress_callback,
+                request = types.CallToolRequest(
+                    params=types.CallToolRequestParams(
+                        name=name, arguments=arguments, _meta=passed_on_meta(meta)
+                    )
                 )
+                if logs is None or received is None or on_log is None:
+                    result = await session.send_request(
+                        request, types.CallToolResult, progress_callback=progress_callback
+                    )
+                else:
+                    result = await _with_logs(
+                        session.send_request(
+                            request, types.CallToolResult, progress_callback=progress_callback
+                        ),
+                        logs,
+                        received,
+                        on_log,
+                    )
                 span.finished(result)
             if deadline.cancelled_caught:
                 raise self._call_failure(
@@ -311,6 +367,9 @@ class Connection:
                 "the server sent an invalid result", f"tools/call {name}: {exc!r}"
             ) from None
         finally:
+            del self._calls[call_id]
+            if logs is not None:
+                logs.close()
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
@@ -339,3 +398,36 @@ class Connection:
             self.health.failed("the server connection closed")
             self.recorder.downstream_crashed(self.ref)
         return self._call_failure("the server connection closed", "the server's stream ended")
+
+
+async def _with_logs(
+    call: Awaitable[types.CallToolResult],
+    logs: MemoryObjectSendStream[types.LoggingMessageNotificationParams],
+    received: MemoryObjectReceiveStream[types.LoggingMessageNotificationParams],
+    on_log: LogForward,
+) -> types.CallToolResult:
+    """The call's result, once every log message the server sent before it is forwarded
+    (they were read before the result: the stream is read in order)."""
+
+    async def forward() -> None:
+        async with received:
+            async for params in received:
+                try:
+                    await on_log(params)
+                except Exception:  # the client went away: its call ends as it would
+                    logger.debug("a log message could not be forwarded", exc_info=True)
+
+    result: types.CallToolResult | None = None
+    failure: Exception | None = None
+    async with anyio.create_task_group() as forwarding:
+        forwarding.start_soon(forward)
+        try:
+            result = await call
+        except Exception as exc:  # raised after the forwarder is done, not as a group
+            failure = exc
+        finally:
+            logs.close()
+    if failure is not None:
+        raise failure
+    assert result is not None
+    return result

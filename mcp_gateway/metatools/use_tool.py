@@ -11,6 +11,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from kernel.redaction import Redactor
+from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors
@@ -40,8 +41,10 @@ class ToolCall:
     toolbox: ToolboxConfig | None
     server: ServerConfig | None
     redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
-    # The client's request `_meta` (what of it the server gets: `connection.passed_on_meta`).
+    # The client's request `_meta` (what of it the server gets: `connection.passed_on_meta`)
+    # and where the server's log messages during the call go (None: only the gateway's log).
     meta: Mapping[str, Any] | None = None
+    on_log: LogForward | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -112,7 +115,11 @@ class ToolUser:
             raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
         try:
             return await conn.call_tool(
-                ref.name, args.arguments, progress_callback=progress_callback, meta=call.meta
+                ref.name,
+                args.arguments,
+                progress_callback=progress_callback,
+                meta=call.meta,
+                on_log=call.on_log,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in

@@ -56,26 +56,30 @@ class LiveGateway:
 
     @asynccontextmanager
     async def session(
-        self, key: str | None, headers: dict[str, str] | None = None
+        self, key: str | None, headers: dict[str, str] | None = None, **callbacks: Any
     ) -> AsyncIterator[ClientSession]:
-        """A 2025-11-25 client session (initialize handshake, Mcp-Session-Id)."""
+        """A 2025-11-25 client session (initialize handshake, Mcp-Session-Id); `callbacks`
+        as `ClientSession` takes them (`logging_callback`, `message_handler`, ...)."""
         all_headers = {"Authorization": f"Bearer {key}"} if key else {}
         all_headers.update(headers or {})
         async with (
             httpx2.AsyncClient(headers=all_headers, timeout=60) as http,
             streamable_http_client(self.url, http_client=http) as (read, write, *_),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, **callbacks) as session,
         ):
             await session.initialize()
             yield session
 
     @asynccontextmanager
-    async def client(self, key: str, header: str = "Authorization") -> AsyncIterator[Client]:
-        """A 2026-07-28 client (mcp.Client's default: stateless, server/discover)."""
+    async def client(
+        self, key: str, header: str = "Authorization", **options: Any
+    ) -> AsyncIterator[Client]:
+        """A 2026-07-28 client (mcp.Client's default: stateless, server/discover); `options`
+        as `mcp.Client` takes them (`log_level`, `logging_callback`, ...)."""
         value = f"Bearer {key}" if header == "Authorization" else key
         async with (
             httpx2.AsyncClient(headers={header: value}, timeout=60) as http,
-            Client(streamable_http_client(self.url, http_client=http)) as client,
+            Client(streamable_http_client(self.url, http_client=http), **options) as client,
         ):
             yield client
 

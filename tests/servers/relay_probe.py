@@ -13,7 +13,8 @@ Tools:
 - `add_tool`: adds the tool `added` (which answers `added here`) and announces it with
   `notifications/tools/list_changed`, then answers `added`;
 - `flood`: sends `count` `notifications/message` (written straight to stdout, as fast as
-  the pipe takes them), then answers `flooded <count>`.
+  the pipe takes them), then answers `flooded <count>`;
+- `wait`: sleeps `seconds` (default 30), then answers `waited`.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ TOOLS = [
     _tool("log", "Send one log message per level of `levels`, then answer"),
     _tool("add_tool", "Add the tool `added` and announce it with tools/list_changed"),
     _tool("flood", "Send `count` log messages as fast as possible, then answer"),
+    _tool("wait", "Sleep `seconds`, then answer"),
 ]
 ADDED = _tool("added", "A tool added at run time")
 
@@ -117,6 +119,9 @@ def build(wire: BinaryIO) -> Server[Any]:
             )
             await flood(wire, line, count)
             return text(f"flooded {count}")
+        if params.name == "wait":
+            await anyio.sleep(float(arguments.get("seconds", 30)))
+            return text("waited")
         raise MCPError(types.METHOD_NOT_FOUND, f"Unknown tool: {params.name}")
 
     return Server("relay-probe", on_list_tools=list_tools, on_call_tool=call_tool)
