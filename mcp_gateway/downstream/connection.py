@@ -31,7 +31,12 @@ from kernel.pins import definition, digest
 from kernel.redaction import Redactor, current_redactor
 from mcp_gateway import __version__
 from mcp_gateway.downstream import failures
-from mcp_gateway.downstream.discovery import connect_settings, list_all_tools, redactor_for
+from mcp_gateway.downstream.discovery import (
+    DiscoveryBounds,
+    connect_settings,
+    list_all_tools,
+    redactor_for,
+)
 from mcp_gateway.downstream.envrefs import ReferenceEnviron
 from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
@@ -95,9 +100,16 @@ class Connection:
         self.label = str(ref)  # its log lines' name
         self.connect_timeout = connect_timeout
         self.tools: list[types.Tool] = []
-        # Each tool's definition (kernel.pins) and its digest by name: made once, at connect.
+        # Each tool's definition (kernel.pins) and its digest by name: made at connect, and
+        # again at each listing the server's `list_changed` asks for.
         self.definitions: list[dict[str, Any]] = []
         self.digests: dict[str, str] = {}
+        # Bumped at every listing after the first: what was made from `tools` (an open's
+        # answer, a search index) compares it to know it is stale.
+        self.tools_version = 0
+        self._relist_wanted = anyio.Event()
+        self._relisting: anyio.Event | None = None  # set once the wanted listing is done
+        self._listed = anyio.Event()  # set (and replaced) at each listing, and at the end
         # Calls in flight: each one's queue of log messages for its client (None: its
         # client takes none). A log message goes to a call only when it is the one.
         self._calls: dict[int, MemoryObjectSendStream[LogParams] | None] = {}
@@ -108,7 +120,7 @@ class Connection:
             ref.server,
             lambda: self._redact,
             self._log_sink,
-            lambda: None,  # the server's list_changed: not followed yet
+            self._tools_changed,
             partial(self.recorder.downstream_notifications_dropped, ref),
         )
         self.error: str | None = None  # the client's phrase
@@ -196,7 +208,10 @@ class Connection:
                     self._ready.set()
                     connected = True
                     self.recorder.downstream_started(self.ref)
-                    await self._stop.wait()
+                    async with anyio.create_task_group() as relisting:
+                        relisting.start_soon(self._relist_forever, session, bounds)
+                        await self._stop.wait()
+                        relisting.cancel_scope.cancel()
             if connecting.cancelled_caught and not self._ready.is_set():
                 self._fail(
                     self._timeout_phrase(phase),
@@ -217,6 +232,9 @@ class Connection:
         finally:
             self._session = None
             self.notifications.close()
+            self._listed.set()
+            if self._relisting is not None:
+                self._relisting.set()
             if stderr:
                 stderr.close()
             if self.error and not self._ready.is_set():
@@ -270,6 +288,61 @@ class Connection:
 
     def has_tool(self, name: str) -> bool:
         return name in self.digests
+
+    # The server's tools, listed again when it says they changed
+
+    def _tools_changed(self) -> None:
+        """The server sent `notifications/tools/list_changed` (read in order, so before the
+        answer of a call during which it was sent)."""
+        self._relist_wanted.set()
+        if self._relisting is None:
+            self._relisting = anyio.Event()
+
+    async def _relist_forever(self, session: ClientSession, bounds: DiscoveryBounds) -> None:
+        """List again after each `list_changed`; those that come during a listing make one
+        more listing, not one each."""
+        while True:
+            await self._relist_wanted.wait()
+            self._relist_wanted = anyio.Event()
+            try:
+                tools = await list_all_tools(session, bounds)
+            except Exception as exc:  # the tools listed before stay; the next change retries
+                logger.warning(
+                    "[%s] listing the tools again failed: %s", self.label, self._redact(repr(exc))
+                )
+            else:
+                self._replace_tools(tools)
+            if not self._relist_wanted.is_set() and self._relisting is not None:
+                self._relisting.set()
+                self._relisting = None
+
+    def _replace_tools(self, tools: list[types.Tool]) -> None:
+        definitions = [definition(tool) for tool in tools]
+        self.tools = tools
+        self.definitions = definitions
+        self.digests = {item["name"]: digest(item) for item in definitions}
+        self.tools_version += 1
+        logger.info(
+            "[%s] tools listed again (%d tools, version %d)",
+            self.label,
+            len(tools),
+            self.tools_version,
+        )
+        listed, self._listed = self._listed, anyio.Event()
+        listed.set()
+
+    async def listing_after(self, version: int) -> None:
+        """Returns once the tools were listed again after `version`, or the connection ended."""
+        while self.tools_version == version and not self._closed.is_set():
+            await self._listed.wait()
+
+    async def _listed_if_changed(self) -> None:
+        """A call during which the server announced a change answers after the new listing,
+        so that the client's next `open_toolbox` shows it (bounded by the connect timeout)."""
+        relisting = self._relisting
+        if relisting is not None:
+            with anyio.move_on_after(self.connect_timeout):
+                await relisting.wait()
 
     # Log messages, to the call they belong to
 
@@ -345,6 +418,7 @@ class Connection:
                         on_log,
                     )
                 span.finished(result)
+                await self._listed_if_changed()
             if deadline.cancelled_caught:
                 raise self._call_failure(
                     f"timed out after {timeout:g}s",

@@ -10,7 +10,7 @@ stream in the order they came, before the SDK sees them.
   redacted), and to the one call in flight on the connection when there is exactly one (a
   stdio or shared session carries no tie between a notification and the call it belongs
   to: with two calls in flight it belongs to neither, and only the gateway's log has it).
-- `notifications/tools/list_changed`: handed to the connection (`tools_changed`).
+- `notifications/tools/list_changed`: the connection lists the server's tools again.
 
 Anything else admitted goes on to the SDK's session unchanged (progress, cancellation).
 """

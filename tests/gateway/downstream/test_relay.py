@@ -1,6 +1,6 @@
 """What a downstream server says besides a result, at one connection (issue 34): its log
-messages (to the gateway's log, to the one call in flight, bounded per connection) and
-the client's request `_meta`."""
+messages (to the gateway's log, to the one call in flight, bounded per connection), its
+`list_changed` (listed again, `tools_version` bumped) and the client's request `_meta`."""
 
 from __future__ import annotations
 
@@ -135,6 +135,21 @@ async def test_a_json_rpc_error_keeps_its_code_and_data() -> None:
         -32021,
         {"capability": "elicitation", "mode": "form"},
     )
+
+
+async def test_list_changed_lists_again_before_the_call_answers() -> None:
+    conn = Connection(probe(), REF, 30, max_result_bytes=1 << 20)
+    async with anyio.create_task_group() as group:
+        group.start_soon(conn.run)
+        await conn.wait_ready()
+        assert not conn.has_tool("added") and conn.tools_version == 0
+        await conn.call_tool("add_tool", {})
+        assert conn.has_tool("added") and conn.tools_version == 1
+        assert [tool.name for tool in conn.tools][-1] == "added"
+        assert conn.digests.keys() == {item["name"] for item in conn.definitions}
+        answer = await conn.call_tool("added", {})
+        conn.stop()
+    assert answer.content[0].text == "added here"  # type: ignore[union-attr]
 
 
 async def test_a_flood_is_cut_to_the_rate_and_counted(caplog) -> None:
