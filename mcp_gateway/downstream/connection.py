@@ -185,13 +185,18 @@ class Connection:
                         auth=self.auth,
                         sandbox=sandbox,
                         on_limit_kill=partial(self.recorder.downstream_limit_kill, self.ref),
+                        admit=self.notifications.admit,  # a stdio server's, as it is read
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
                     if stderr:
                         stderr.child_started()
                     session = await stack.enter_async_context(
                         ClientSession(
-                            WatchedStream(read, self._on_end_of_stream, self.notifications.admit),
+                            WatchedStream(
+                                read,
+                                self._on_end_of_stream,
+                                None if self.server.is_stdio else self.notifications.admit,
+                            ),
                             write,
                             client_info=CLIENT_INFO,
                         )

@@ -38,6 +38,8 @@ TOOLS_CHANGED = "notifications/tools/list_changed"
 # Per connection: a server may send this many notifications a second, in bursts of `BURST`.
 RATE_PER_SECOND = 100.0
 BURST = 500
+# Drops are handed to the metric this many at a time (and at a burst's end, and at close).
+COUNT_BATCH = 256
 
 # MCP's levels (RFC 5424) as Python's.
 PYTHON_LEVELS = {
@@ -111,6 +113,7 @@ class Notifications:
         self.bucket = TokenBucket(rate, burst)
         self.dropped_total = 0
         self._burst_dropped = 0  # dropped since the operator was told
+        self._uncounted = 0  # dropped and not yet handed to `dropped` (in batches)
 
     def admit(self, item: Any) -> bool:
         if not isinstance(item, SessionMessage):
@@ -143,9 +146,17 @@ class Notifications:
             )
         self._burst_dropped += 1
         self.dropped_total += 1
-        self._dropped(1)
+        self._uncounted += 1
+        if self._uncounted >= COUNT_BATCH:
+            self._count()
+
+    def _count(self) -> None:
+        if self._uncounted:
+            self._dropped(self._uncounted)
+            self._uncounted = 0
 
     def _burst_ended(self) -> None:
+        self._count()
         rate_logger.warning(
             "[%s] %d notifications dropped (over the rate)",
             self.label,
@@ -158,6 +169,7 @@ class Notifications:
         """The connection ends: the operator hears of a burst still going on."""
         if self._burst_dropped:
             self._burst_ended()
+        self._count()
 
     def _log(self, raw: dict[str, Any] | None) -> None:
         try:
