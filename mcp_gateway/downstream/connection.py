@@ -423,13 +423,13 @@ class Connection:
                         on_log,
                     )
                 span.finished(result)
-                await self._listed_if_changed()
             if deadline.cancelled_caught:
                 raise self._call_failure(
                     f"timed out after {timeout:g}s",
                     f"tools/call {name}: no answer within {timeout:g}s",
                     timed_out=True,
                 )
+            await self._listed_if_changed()  # the answer is in: outside the call's deadline
         except MCPError as exc:
             # CONNECTION_CLOSED (-32000) is also a code a server may send: closed means the
             # stream really ended.
