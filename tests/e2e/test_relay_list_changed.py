@@ -6,11 +6,14 @@ answers after the new listing. Both protocol generations."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from asgiref.sync import sync_to_async
 
 from tests.harness.live import TenantSetup, add_relay_probe
 from tests.harness.results import error_of, payload, text_of, use
+from tests.harness.servers import server_process
 from tests.harness.waits import eventually
 from toolboxes.models import PinState, Server, ToolPin
 
@@ -110,3 +113,37 @@ async def test_under_trust_first_a_tool_added_at_run_time_waits_for_an_admin(liv
     await eventually(
         lambda: sync_to_async(lambda: held_pins() == ["added"])(), 10, "the held offer recorded"
     )
+
+
+@pytest.fixture
+def remote_unpinned(make_setup) -> Iterator[TenantSetup]:
+    """The probe as a remote server (Streamable HTTP, stateful: its `list_changed` comes
+    on the gateway's standalone stream), pinning off."""
+    with server_process("relay_probe.py") as port:
+        setup = make_setup()
+        Server.objects.create(
+            toolbox=setup.toolbox("dev"),
+            name="probe",
+            transport="streamable-http",
+            url=f"http://127.0.0.1:{port}/mcp",
+            pinning="off",
+        )
+        yield setup
+
+
+async def test_a_remote_servers_change_is_listed(live_gateway, remote_unpinned):
+    """The notification comes on another stream than the call's answer: no order between
+    them, so the next open_toolbox shows the change within a bounded wait."""
+    async with live_gateway.session(remote_unpinned.key) as session:
+        before = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        added = await session.call_tool("use_tool", use("dev", "probe", "add_tool"))
+
+        async def listed() -> bool:
+            data = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+            return "added" in names(data)
+
+        await eventually(listed, 20, "the added tool to be listed")
+        called = await session.call_tool("use_tool", use("dev", "probe", "added"))
+    assert "added" not in names(before)
+    assert text_of(added) == "added"
+    assert text_of(called) == "added here"

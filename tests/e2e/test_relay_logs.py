@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterator
 
 import mcp_types as types
 import pytest
@@ -16,6 +17,8 @@ import pytest
 from mcp_gateway.observe import metrics
 from tests.harness.live import TenantSetup, add_relay_probe
 from tests.harness.results import payload, text_of, use
+from tests.harness.servers import server_process
+from toolboxes.models import Server
 
 pytestmark = [pytest.mark.anyio]
 
@@ -139,3 +142,28 @@ async def test_a_flood_is_cut_to_the_connections_rate(live_gateway, probe, caplo
         "dropping them until it slows down"
     )
     print(f"flood of {count} through the gateway: {elapsed:.2f}s, {lost:.0f} dropped")
+
+
+@pytest.fixture
+def remote_probe(make_setup) -> Iterator[TenantSetup]:
+    """The probe as a remote server (Streamable HTTP, stateful)."""
+    with server_process("relay_probe.py") as port:
+        setup = make_setup()
+        Server.objects.create(
+            toolbox=setup.toolbox("dev"),
+            name="probe",
+            transport="streamable-http",
+            url=f"http://127.0.0.1:{port}/mcp",
+        )
+        yield setup
+
+
+async def test_a_remote_servers_log_messages_reach_the_client(live_gateway, remote_probe):
+    heard = Heard()
+    async with live_gateway.client(
+        remote_probe.key, log_level="warning", logging_callback=heard
+    ) as client:
+        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+        result = await client.call_tool("use_tool", use("dev", "probe", "log"))
+    assert text_of(result) == "logged"
+    assert heard.levels() == ALL[2:]

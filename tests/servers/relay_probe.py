@@ -1,7 +1,10 @@
 """A stdio MCP server that exercises what a gateway must relay besides a result (issue 34),
 on the SDK's low-level Server.
 
-    python tests/servers/relay_probe.py
+    python tests/servers/relay_probe.py [--port N]
+
+(with `--port`, served over Streamable HTTP, stateful: a remote server whose
+`list_changed` comes on the client's standalone stream)
 
 Tools:
 - `decorated`: a definition with `icons`, `_meta` and `execution`;
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from io import TextIOWrapper
 from typing import Any, BinaryIO
 
@@ -70,7 +74,7 @@ def text(value: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
 
 
-def build(wire: BinaryIO) -> Server[Any]:
+def build(wire: BinaryIO | None) -> Server[Any]:
     added = False
 
     async def list_tools(
@@ -117,7 +121,16 @@ def build(wire: BinaryIO) -> Server[Any]:
                     "params": {"level": "info", "logger": "flood", "data": "flood"},
                 }
             )
-            await flood(wire, line, count)
+            if wire is not None:
+                await flood(wire, line, count)
+            else:  # over HTTP: one SSE event each, on the call's stream
+                note = types.LoggingMessageNotification(
+                    params=types.LoggingMessageNotificationParams(
+                        level="info", data="flood", logger="flood"
+                    )
+                )
+                for _ in range(count):
+                    await ctx.session.send_notification(note, ctx.request_id)
             return text(f"flooded {count}")
         if params.name == "wait":
             await anyio.sleep(float(arguments.get("seconds", 30)))
@@ -144,6 +157,17 @@ def _write(out: Any, data: bytes) -> None:
     out.flush()
 
 
+def serve_http(port: int) -> None:
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    app = build(None).streamable_http_app(
+        stateless_http=False,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 async def main() -> None:
     # The wire (fd 1) held here, so that `flood` can write to it beside the SDK's writer.
     wire = os.fdopen(os.dup(1), "wb")
@@ -155,4 +179,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    if "--port" in sys.argv:
+        serve_http(int(sys.argv[sys.argv.index("--port") + 1]))
+    else:
+        anyio.run(main)
