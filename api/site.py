@@ -21,6 +21,7 @@ from api.routes import (
     pins,
     servers,
     tenants,
+    tool_search,
     toolboxes,
 )
 from api.throttle import TokenRateThrottle
@@ -62,5 +63,6 @@ for module in (
     calls,
     config,
     connected,
+    tool_search,
 ):
     api.add_router("", module.router)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -177,6 +178,27 @@ def test_saving_a_server_checks_it_in_the_background(
     summary = chromium.run(its_result)
     chromium.shot(page, "check-08-check-page-result")
     assert re.fullmatch(r"Server dev/fixture: connected in \d{4,} ms, \d+ tools\.", summary)
+
+    def one_answer_lost() -> str:  # a lost answer is asked again, not taken for silence
+        lost: list[str] = []
+
+        def drop_the_first(route: Any) -> None:
+            if lost:
+                route.continue_()
+            else:
+                lost.append(route.request.url)
+                route.abort()
+
+        page.route("**/status/**", drop_the_first)
+        page.click("input[name=_check]")
+        page.wait_for_selector("#check-summary", timeout=40_000)
+        page.unroute("**/status/**")
+        assert len(lost) == 1
+        return page.inner_text("#check-summary")
+
+    assert re.fullmatch(
+        r"Server dev/fixture: connected in \d{4,} ms, \d+ tools\.", chromium.run(one_answer_lost)
+    )
 
     def no_answer() -> str:  # the admin unreachable while a check runs: said, not hidden
         page.route("**/status/**", lambda route: route.abort())

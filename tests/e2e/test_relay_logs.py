@@ -10,6 +10,7 @@ import logging
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import mcp_types as types
 import pytest
@@ -167,3 +168,16 @@ async def test_a_remote_servers_log_messages_reach_the_client(live_gateway, remo
         result = await client.call_tool("use_tool", use("dev", "probe", "log"))
     assert text_of(result) == "logged"
     assert heard.levels() == ALL[2:]
+
+
+async def test_the_toolbox_endpoint_relays_log_messages_and_the_request_meta(live_gateway, probe):
+    """A call on `/mcp/t/<tenant>/toolboxes/<toolbox>` is a use_tool: the same relay."""
+    heard = Heard()
+    endpoint = replace(live_gateway, url=live_gateway.url.rstrip("/") + "/t/acme/toolboxes/dev")
+    async with endpoint.client(probe.key, log_level="error", logging_callback=heard) as client:
+        logged = await client.call_tool("probe__log", {})
+        echoed = await client.call_tool("probe__echo_meta", {}, meta={"acme/request": 7})
+    assert text_of(logged) == "logged"
+    assert heard.levels() == ALL[3:]
+    assert echoed.structured_content is not None
+    assert echoed.structured_content["acme/request"] == 7
