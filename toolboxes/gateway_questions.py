@@ -126,6 +126,7 @@ class Answers:
     find_tools: Callable[[int, str, str | None, int], ToolSearch | None]
     tenant_endpoint: Callable[[str, str], str]
     toolbox_endpoint: Callable[[str, str, str], str]
+    endpoint_left_out: Callable[[int, str], list[str]]
 
 
 class NotAnswered(RuntimeError):
@@ -183,3 +184,8 @@ def tenant_endpoint(mcp_url: str, slug: str) -> str:
 def toolbox_endpoint(mcp_url: str, slug: str, toolbox: str) -> str:
     """One toolbox's endpoint as an MCP server of its own, given the gateway's."""
     return _asked().toolbox_endpoint(mcp_url, slug, toolbox)
+
+
+def endpoint_left_out(tenant_id: int, toolbox: str) -> list[str]:
+    """The tools of a toolbox its own endpoint does not offer, one line each with why."""
+    return _asked().endpoint_left_out(tenant_id, toolbox)

@@ -35,7 +35,7 @@ from toolboxes.admin.server_checks import (
 )
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
 from toolboxes.admin.tool_search import SEARCH_CSS, ToolSearchPages
-from toolboxes.gateway_questions import toolbox_endpoint
+from toolboxes.gateway_questions import endpoint_left_out, toolbox_endpoint
 from toolboxes.models import Server, Tenant, Toolbox
 from toolboxes.server_fields import SECRET_FORM_FIELDS
 
@@ -140,6 +140,7 @@ class ToolboxAdmin(TenantScoped, ToolSearchPages, admin.ModelAdmin):
             **super().page_extras(request, obj),
             "endpoint_url": url,
             "endpoint_configurations": toolbox_configurations(url, KEY_PLACEHOLDER, obj.name),
+            "endpoint_left_out": endpoint_left_out(obj.tenant_id, obj.name),
         }
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
