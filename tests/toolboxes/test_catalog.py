@@ -298,7 +298,9 @@ def test_tenant_admin_in_the_toolbox_inline_sees_only_catalog_fields(tenant_admi
     assert 'name="servers-0-parameter_values__api_key"' in html
     for raw in RAW_INPUTS:
         assert raw.replace('name="', 'name="servers-0-') not in html
-    assert SECRET not in html and "npx" not in html
+    # The entry's command line stays hidden ("npx" itself is on the page: the toolbox
+    # endpoint's Claude Desktop configuration runs mcp-remote with it).
+    assert SECRET not in html and "weather@1.0.0" not in html
 
 
 def test_tenant_admin_adds_from_the_catalog_in_the_toolbox_inline(tenant_admin, toolbox, entry):
