@@ -197,6 +197,24 @@ def tool_filtered(tool: str, server: str, toolbox: str) -> GatewayError:
     return error
 
 
+# The call log's outcome of a call a tool policy refused (kernel.tool_policy): the client
+# is told FORBIDDEN, the call log says which rule.
+DENIED = "denied"
+
+
+def tool_forbidden(tool: str, server: str, toolbox: str) -> GatewayError:
+    """A tool a policy denies to this caller (the client is not told which rule)."""
+    error = GatewayError(
+        ErrorCode.FORBIDDEN,
+        f"Error executing tool: Tool '{tool}' in server '{server}' is not allowed for this caller",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+    error.recorded_as = DENIED
+    return error
+
+
 def held_line(tool: str, server: str) -> str:
     """One line of open_toolbox's `_held`: a tool pinned and waiting (kernel.pins)."""
     return f"Tool '{tool}' in server '{server}' is waiting for an admin's approval"

@@ -12,7 +12,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from kernel.redaction import Redactor
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors
+from mcp_gateway.metatools import errors, policy
 from mcp_gateway.metatools.connect import (
     SignInRequired,
     connection,
@@ -83,6 +83,8 @@ class ToolUser:
             raise errors.server_not_found(ref.server, toolbox.name)
         if not server.allows(ref.name):  # filtered out: no need to connect to say so
             raise errors.tool_filtered(ref.name, server.name, toolbox.name)
+        if policy.denial(caller, toolbox.name, server.name, ref.name) is not None:
+            raise errors.tool_forbidden(ref.name, server.name, toolbox.name)
         # Before any connection is made.
         wait = await self.limiter.wait_for(
             caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
@@ -107,6 +109,10 @@ class ToolUser:
             raise errors.tool_not_found(ref.name, server.name, toolbox.name)
         if server.pins.held_digest(ref.name, conn.digests[ref.name], server.fingerprint):
             raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
+        if policy.needs_annotations(caller):  # the tenant's defaults read what the server says
+            offered = next((tool for tool in conn.tools if tool.name == ref.name), None)
+            if policy.annotation_denial(caller, toolbox.name, server.name, offered, ref.name):
+                raise errors.tool_forbidden(ref.name, server.name, toolbox.name)
         try:
             return await conn.call_tool(
                 ref.name, args.arguments, progress_callback=progress_callback
