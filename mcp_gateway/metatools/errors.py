@@ -36,6 +36,7 @@ class GatewayError(Exception):
         self.message = message
         self.details = details
         self.recorded_as = ""
+        self.decision = ""  # the call log's tool-policy explanation (kernel.tool_policy)
 
     def as_structured(self) -> dict[str, Any]:
         return {
@@ -202,8 +203,9 @@ def tool_filtered(tool: str, server: str, toolbox: str) -> GatewayError:
 DENIED = "denied"
 
 
-def tool_forbidden(tool: str, server: str, toolbox: str) -> GatewayError:
-    """A tool a policy denies to this caller (the client is not told which rule)."""
+def tool_forbidden(tool: str, server: str, toolbox: str, decision: str = "") -> GatewayError:
+    """A tool a policy denies to this caller: the client is not told which rule, the call
+    log is (`decision`: "denied by: toolbox 'prod', role viewer")."""
     error = GatewayError(
         ErrorCode.FORBIDDEN,
         f"Error executing tool: Tool '{tool}' in server '{server}' is not allowed for this caller",
@@ -212,6 +214,7 @@ def tool_forbidden(tool: str, server: str, toolbox: str) -> GatewayError:
         tool=tool,
     )
     error.recorded_as = DENIED
+    error.decision = decision
     return error
 
 

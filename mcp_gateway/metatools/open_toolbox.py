@@ -60,9 +60,10 @@ class ToolboxOpener:
         except GatewayError as error:
             return failed(error, named, toolbox)
         await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
-        text, listed = opened.text, opened.result
+        text, listed, decision = opened.text, opened.result, ""
         callable_tools = policy.callable_entries(caller, listed["tools"])
         if callable_tools is not None:  # after the cache: one caller's view is never another's
+            decision = policy.left_out(listed["tools"], callable_tools)
             listed = {**listed, "tools": callable_tools}
             text = json.dumps(listed, ensure_ascii=False)
         result = types.CallToolResult(
@@ -70,7 +71,7 @@ class ToolboxOpener:
             structured_content=listed,
         )
         served = tuple(c.redact for c in opened.connections if isinstance(c, Connection))
-        return Outcome(result, named, toolbox, redactors=served)
+        return Outcome(result, named, toolbox, redactors=served, decision=decision)
 
     @staticmethod
     def _visible(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:

@@ -3,9 +3,10 @@ key, or a person with their role and groups), the decision for one call
 (`kernel.tool_policy`, read from the tenant's snapshot) and a tool list cut to what the
 caller may call.
 
-`use_tool` asks `denial` twice at most: before connecting, with the admins' rules alone
-(a tool they deny is refused without starting anything), and, where the tenant's defaults
-from annotations could refuse this caller, once the server's tool list is known. A list
+`use_tool` asks twice at most: before connecting, with the admins' rules alone
+(`decision`: a tool they deny is refused without starting anything), and, where the
+tenant's defaults from annotations could refuse this caller, once the server's tool list
+is known (`annotation_denial`). A list
 of tool entries (`open_toolbox`'s, and any other listing of tools for a caller) goes
 through `callable_entries`, after any cache: one caller's view never reaches another.
 """
@@ -38,14 +39,12 @@ def decide(caller: Caller, toolbox: str, server: str, tool: str, destructive: bo
     return caller.tenant.policy.decide(subject_of(caller), toolbox, server, tool, destructive)
 
 
-def denial(caller: Caller, toolbox: str, server: str, tool: str) -> Decision | None:
-    """The admins' rules' refusal of a call, before anything connects (None: not refused
-    by them)."""
-    policy = caller.tenant.policy
-    if policy.empty:
+def decision(caller: Caller, toolbox: str, server: str, tool: str) -> Decision | None:
+    """The admins' rules' decision of a call, before anything connects (None: the tenant
+    has no rules nor defaults, so nothing to decide)."""
+    if caller.tenant.policy.empty:
         return None
-    decision = decide(caller, toolbox, server, tool, destructive=False)
-    return None if decision.allowed else decision
+    return decide(caller, toolbox, server, tool, destructive=False)
 
 
 def needs_annotations(caller: Caller) -> bool:
@@ -87,3 +86,10 @@ def callable_entries(
         ).allowed
     ]
     return None if len(kept) == len(entries) else kept
+
+
+def left_out(entries: list[dict[str, Any]], kept: list[dict[str, Any]]) -> str:
+    """The call log's words for the tools a policy left out of a list."""
+    kept_ids = {id(entry) for entry in kept}
+    names = [f"{e['server']}/{e['name']}" for e in entries if id(e) not in kept_ids]
+    return "left out by tool policies: " + ", ".join(names)

@@ -39,6 +39,7 @@ class ToolCall:
     toolbox: ToolboxConfig | None
     server: ServerConfig | None
     redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
+    decision: str = ""  # what a tool policy's rule or default decided (the call log's)
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -49,7 +50,14 @@ class ToolCall:
 
     def outcome(self, result: types.CallToolResult | None) -> Outcome:
         """`result` None: the client cancelled the call."""
-        return Outcome(result, self.named, self.toolbox, self.server, redactors=self.redactors)
+        return Outcome(
+            result,
+            self.named,
+            self.toolbox,
+            self.server,
+            redactors=self.redactors,
+            decision=self.decision,
+        )
 
 
 class ToolUser:
@@ -83,8 +91,10 @@ class ToolUser:
             raise errors.server_not_found(ref.server, toolbox.name)
         if not server.allows(ref.name):  # filtered out: no need to connect to say so
             raise errors.tool_filtered(ref.name, server.name, toolbox.name)
-        if policy.denial(caller, toolbox.name, server.name, ref.name) is not None:
-            raise errors.tool_forbidden(ref.name, server.name, toolbox.name)
+        decided = policy.decision(caller, toolbox.name, server.name, ref.name)
+        if decided is not None and not decided.allowed:
+            raise errors.tool_forbidden(ref.name, server.name, toolbox.name, decided.reason)
+        call.decision = decided.reason if decided is not None and decided.rule else ""
         # Before any connection is made.
         wait = await self.limiter.wait_for(
             caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
@@ -111,8 +121,9 @@ class ToolUser:
             raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
         if policy.needs_annotations(caller):  # the tenant's defaults read what the server says
             offered = next((tool for tool in conn.tools if tool.name == ref.name), None)
-            if policy.annotation_denial(caller, toolbox.name, server.name, offered, ref.name):
-                raise errors.tool_forbidden(ref.name, server.name, toolbox.name)
+            refusal = policy.annotation_denial(caller, toolbox.name, server.name, offered, ref.name)
+            if refusal is not None:
+                raise errors.tool_forbidden(ref.name, server.name, toolbox.name, refusal.reason)
         try:
             return await conn.call_tool(
                 ref.name, args.arguments, progress_callback=progress_callback

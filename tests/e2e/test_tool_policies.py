@@ -78,6 +78,13 @@ async def test_a_denied_tool_is_hidden_and_refused_for_that_key_only(
         "denied",
         "FORBIDDEN",
     )
+    assert row.decision == f"denied by: toolbox 'dev', tool 'echo', key {setup.api_key}"
+    opens = CallRecord.objects.filter(key_prefix=setup.api_key.prefix, meta_tool="open_toolbox")
+    await eventually(opens.aexists, 15, "the open's row in the call log")
+    assert (await opens.aget()).decision == "left out by tool policies: filesystem/echo"
+    allowed = CallRecord.objects.filter(key_prefix=other.api_key.prefix, meta_tool="use_tool")
+    await eventually(allowed.aexists, 15, "the other key's call in the call log")
+    assert (await allowed.aget()).decision == ""  # no rule decided it
 
 
 async def test_a_rule_change_applies_at_the_next_call(live_gateway: LiveGateway, acme):
@@ -100,6 +107,13 @@ async def test_a_rule_change_applies_at_the_next_call(live_gateway: LiveGateway,
         )
         assert await listed(session) == {"echo"}
         assert text_of(await echo(session)) == "hi"
+        rows = CallRecord.objects.filter(
+            key_prefix=setup.api_key.prefix, meta_tool="use_tool", outcome="ok"
+        ).exclude(decision="")
+        await eventually(rows.aexists, 15, "the allowed call's decision in the call log")
+        assert (await rows.aget()).decision == (
+            f"allowed by: toolbox 'dev', server 'filesystem', tool 'echo', key {setup.api_key}"
+        )
         await rule.adelete()
         assert "add" in await listed(session)
 
@@ -120,6 +134,11 @@ async def test_destructive_tools_denied_to_tenant_keys_by_the_default(
         names = await listed(session)
         assert "echo" not in names and "add" in names
         assert error_of(await echo(session)) == ("FORBIDDEN", FORBIDDEN_ECHO)
+    rows = CallRecord.objects.filter(key_prefix=setup.api_key.prefix, meta_tool="use_tool")
+    await eventually(rows.aexists, 15, "the refused call's row in the call log")
+    assert (await rows.aget()).decision == (
+        "denied by: the tenant's default: destructive tools denied to tenant keys"
+    )
     async with live_gateway.session(personal) as session:  # a person's key: not a tenant key
         assert "echo" in await listed(session)
         assert text_of(await echo(session)) == "hi"
