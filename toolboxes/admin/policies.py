@@ -1,0 +1,73 @@
+"""Tool policies in the admin: a tenant's rules (who may call which tool) and its
+one-click defaults from the tools' annotations, scoped like every screen
+(`TenantScoped`: another tenant's rule is 404, viewers read, a tenant's admins write).
+How rules decide is `kernel.tool_policy`; each rule's row says what it is in the words of
+the decision's explanation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest
+
+from kernel.admin_kit.scoping import TenantScoped
+from kernel.roles import ADMIN, is_operator, tenant_ids
+from toolboxes.models import PolicyDefaults, ToolPolicy
+
+
+@admin.register(ToolPolicy)
+class ToolPolicyAdmin(TenantScoped, admin.ModelAdmin):
+    list_display = ["scope", "for_whom", "effect", "tenant", "updated_at"]
+    list_filter = ["tenant", "toolbox", "effect", "subject"]
+    list_select_related = ["tenant", "toolbox", "person", "api_key"]
+    search_fields = ["toolbox__name", "server", "tool", "group", "role", "person__username"]
+    fieldsets = [
+        (None, {"fields": ["tenant", "effect"]}),
+        (
+            "Where",
+            {
+                "fields": ["toolbox", "server", "tool"],
+                "description": "Leave a part empty for all: every toolbox, every server of "
+                "the toolbox, every tool. The most specific rule wins (a tool's over a "
+                "server's over a toolbox's over the tenant's), then the most specific "
+                "subject (a key or a member over a group over a role over everyone); deny "
+                "wins a tie. No rule: allowed.",
+            },
+        ),
+        ("For whom", {"fields": ["subject", "role", "group", "person", "api_key"]}),
+    ]
+
+    @admin.display(description="where")
+    def scope(self, obj: ToolPolicy) -> str:
+        return obj.as_rule().scope_text()
+
+    @admin.display(description="for")
+    def for_whom(self, obj: ToolPolicy) -> str:
+        return obj.as_rule().subject_text()
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any):
+        """A rule's member: one of the tenants' the user administers (the model checks the
+        membership in the rule's own tenant)."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "person" and field is not None:
+            users = get_user_model()._default_manager.filter(memberships__isnull=False)
+            if not is_operator(request.user):
+                users = users.filter(memberships__tenant_id__in=tenant_ids(request.user, (ADMIN,)))
+            field.queryset = users.distinct().order_by("username")
+        return field
+
+
+@admin.register(PolicyDefaults)
+class PolicyDefaultsAdmin(TenantScoped, admin.ModelAdmin):
+    """The tenant's defaults, one row per tenant (none: every default off)."""
+
+    members_may = frozenset({"add", "change"})
+    list_display = ["tenant", "deny_destructive_to_keys", "updated_at"]
+    list_select_related = ["tenant"]
+    fields = ["tenant", "deny_destructive_to_keys"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        readonly = super().get_readonly_fields(request, obj)
+        return [*readonly, "tenant"] if obj is not None else readonly
