@@ -20,10 +20,8 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Prefetch
 
-from accounts.models import Membership, SsoIdentity
 from accounts.models.members import member_refusal
 from connections import store as sign_ins
-from kernel import tool_policy
 from kernel.pins import Pins
 from kernel.tenant_paths import tenant_roots
 from mcp_gateway.database.threads import in_thread
@@ -36,7 +34,8 @@ from toolboxes import pins as tool_pins
 from toolboxes import versions
 from toolboxes.installation import database_file, describe_database, installation_id
 from toolboxes.launch import ServerLaunch, launch_of
-from toolboxes.models import ApiKey, PolicyDefaults, Server, Tenant, ToolPolicy
+from toolboxes.models import ApiKey, Server, Tenant
+from toolboxes.policies import tenant_policy
 from toolboxes.server_fields import SNAPSHOT_READS
 from toolboxes.validators import host_port_numbers
 
@@ -66,38 +65,8 @@ def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
         version,
         tuple(toolboxes),
         tenant.max_connections,
-        load_policy(tenant),
+        tenant_policy(tenant),  # who may call which tool
     )
-
-
-def load_policy(tenant: Tenant) -> tool_policy.Policy:
-    """A tenant's tool policies as its snapshot holds them (`kernel.tool_policy`): its
-    rules, its annotation defaults, and what the rules need of its members (each one's
-    role, and the identity provider's groups seen at their last sign-in). A change of a
-    rule, the defaults, a membership or a sign-in's groups moves the tenant's version
-    (`toolboxes.signals`, `accounts.oauth_revocation`, `accounts.policy_signals`)."""
-    defaults_row = PolicyDefaults.objects.filter(tenant=tenant).first()
-    defaults = defaults_row.as_defaults() if defaults_row is not None else tool_policy.Defaults()
-    rows = (
-        ToolPolicy.objects.filter(tenant=tenant)
-        .select_related("toolbox", "person", "api_key")
-        .order_by("pk")
-    )
-    rules = tuple(row.as_rule() for row in rows)
-    if not rules and not defaults.any:
-        return tool_policy.EMPTY  # nothing can be denied: no members' facts needed
-    roles = dict(Membership.objects.filter(tenant=tenant).values_list("user_id", "role"))
-    groups: dict[int, set[str]] = {}
-    if any(rule.subject == tool_policy.GROUP for rule in rules):
-        seen = SsoIdentity.objects.filter(user_id__in=roles).values_list("user_id", "groups")
-        for user_id, names in seen:
-            groups.setdefault(user_id, set()).update(
-                name for name in names or () if isinstance(name, str)
-            )
-    members = {
-        user_id: (role, frozenset(groups.get(user_id, ()))) for user_id, role in roles.items()
-    }
-    return tool_policy.Policy(rules, defaults, MappingProxyType(members))
 
 
 def _server_config(

@@ -10,11 +10,15 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.auth import get_user_model
-from django.http import HttpRequest
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import URLPattern
 
+from kernel.admin_kit.pages import list_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
-from kernel.roles import ADMIN, is_operator, tenant_ids
-from toolboxes.models import PolicyDefaults, ToolPolicy
+from kernel.roles import ADMIN, can_view, is_operator, tenant_ids
+from toolboxes import policies
+from toolboxes.models import PolicyDefaults, Tenant, ToolPolicy
 
 
 @admin.register(ToolPolicy)
@@ -38,6 +42,44 @@ class ToolPolicyAdmin(TenantScoped, admin.ModelAdmin):
         ),
         ("For whom", {"fields": ["subject", "role", "group", "person", "api_key"]}),
     ]
+
+    change_list_template = "admin/toolboxes/toolpolicy/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        return [list_view_url(self, "who", self.who_view), *super().get_urls()]
+
+    def who_view(self, request: HttpRequest) -> HttpResponse:
+        """Who may call this: for a tool (`tenant`, `toolbox`, `server`, `tool` in the
+        query), the decision for each role, member and API key of the tenant, explained."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        asked = {name: request.GET.get(name, "").strip() for name in ("toolbox", "server", "tool")}
+        tenants = Tenant.objects.order_by("slug")
+        if not is_operator(request.user):
+            tenants = tenants.filter(pk__in=tenant_ids(request.user))
+        tenant = None
+        if request.GET.get("tenant"):
+            tenant = Tenant.objects.filter(pk=request.GET["tenant"]).first()
+            if tenant is None or not can_view(request.user, tenant.pk):
+                raise Http404("No tenant with this ID.")
+        elif len(tenants) == 1:
+            tenant = tenants[0]
+        verdicts: list[policies.Verdict] = []
+        destructive = False
+        if tenant is not None and asked["tool"]:
+            destructive = policies.claims_destructive(tenant, **asked)
+            verdicts = policies.who_may_call(tenant, destructive=destructive, **asked)
+        return page(
+            self,
+            request,
+            "admin/toolboxes/toolpolicy/who.html",
+            "Who may call this tool",
+            tenants=tenants,
+            tenant=tenant,
+            asked=asked,
+            destructive=destructive,
+            verdicts=verdicts,
+        )
 
     @admin.display(description="where")
     def scope(self, obj: ToolPolicy) -> str:

@@ -116,3 +116,42 @@ def test_a_tenant_admin_switches_a_default_on_in_one_click(client, world):
     assert client.post(change, {}).status_code == 302  # unticked: off again
     defaults.refresh_from_db()
     assert not defaults.deny_destructive_to_keys
+
+
+def test_who_may_call_this_explains_each_role_member_and_key(client, world):
+    from toolboxes.models import Server
+
+    acme = world["acme"]
+    server = Server.objects.create(toolbox=world["prod"], name="fs", command="x")
+    server.last_check_tools = [
+        {"name": "delete_all", "inputSchema": {}, "annotations": {"destructiveHint": True}}
+    ]
+    server.save()
+    tenant_key, _ = ApiKey.issue(acme, label="ci")
+    personal, _ = ApiKey.issue(acme, label="mine", owner=world["ada"])
+    ToolPolicy.objects.create(
+        tenant=acme, toolbox=world["prod"], tool="delete_all", subject="role", role="viewer"
+    )
+    PolicyDefaults.objects.create(tenant=acme, deny_destructive_to_keys=True)
+    client.force_login(world["vic"])  # a viewer may ask
+    url = reverse("admin:toolboxes_toolpolicy_who")
+    query = {"tenant": acme.pk, "toolbox": "prod", "server": "fs", "tool": "delete_all"}
+    response = client.get(url, query)
+    assert response.status_code == 200
+    verdicts = [(v.who, v.allowed, v.reason) for v in response.context["verdicts"]]
+    assert response.context["destructive"] is True
+    assert verdicts == [
+        ("any admin", True, "allowed: no rule applies"),
+        ("any viewer", False, "denied by: toolbox 'prod', tool 'delete_all', role viewer"),
+        ("ada (admin)", True, "allowed: no rule applies"),
+        ("vic (viewer)", False, "denied by: toolbox 'prod', tool 'delete_all', role viewer"),
+        (
+            f"{tenant_key} (tenant key)",
+            False,
+            "denied by: the tenant's default: destructive tools denied to tenant keys",
+        ),
+        (f"{personal} (personal: ada)", True, "allowed: no rule applies"),
+    ]
+    assert "denied by: toolbox &#x27;prod&#x27;" in response.content.decode()
+    their = {**query, "tenant": Tenant.objects.get(slug="globex").pk}
+    assert client.get(url, their).status_code == 404

@@ -1,6 +1,6 @@
-"""A tenant's tool policies in the gateway's snapshot (`database.reads.load_policy`): its rules,
-defaults and members' roles and groups, and a change of groups at a sign-in moving the
-tenant's version."""
+"""A tenant's tool policies as one value (`toolboxes.policies`, which the gateway's
+snapshot and the admin read): its rules, defaults and members' roles and groups, and a
+change of groups at a sign-in moving the tenant's version."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from django.core.cache import cache
 
 from accounts.models import Membership, SsoIdentity
 from kernel import tool_policy
-from mcp_gateway.database.reads import load_policy
 from toolboxes import versions
 from toolboxes.models import PolicyDefaults, Tenant, Toolbox, ToolPolicy
+from toolboxes.policies import tenant_policy
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def acme(db) -> Tenant:
 
 
 def test_no_rules_no_defaults_is_the_empty_policy(acme):
-    assert load_policy(acme) is tool_policy.EMPTY
+    assert tenant_policy(acme) is tool_policy.EMPTY
 
 
 def test_rules_defaults_roles_and_groups(acme):
@@ -33,7 +33,7 @@ def test_rules_defaults_roles_and_groups(acme):
     )
     rule = ToolPolicy.objects.create(tenant=acme, toolbox=prod, subject="group", group="wb-ops")
     PolicyDefaults.objects.create(tenant=acme, deny_destructive_to_keys=True)
-    policy = load_policy(acme)
+    policy = tenant_policy(acme)
     assert policy.rules == (tool_policy.Rule("deny", "group", "wb-ops", "prod", rule_id=rule.pk),)
     assert policy.defaults == tool_policy.Defaults(deny_destructive_to_keys=True)
     assert dict(policy.members) == {anna.pk: ("admin", frozenset({"wb-ops"}))}
