@@ -14,12 +14,13 @@ through `callable_entries`, after any cache: one caller's view never reaches ano
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from kernel.tool_policy import Decision, Subject, is_destructive
 from mcp_gateway.snapshots.callers import Caller
+
+if TYPE_CHECKING:  # the admin's key view imports this module: no SDK at a command's start
+    import mcp_types as types
 
 
 def subject_of(caller: Caller) -> Subject:
