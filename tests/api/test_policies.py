@@ -104,3 +104,29 @@ def test_the_defaults_are_read_and_set(api, acme):
     }
     assert PolicyDefaults.objects.get(tenant=acme.tenant).deny_destructive_to_keys
     assert admin("GET", path).json() == {"deny_destructive_to_keys": True}
+
+
+def test_the_configuration_document_carries_the_policies_with_a_dry_run(api, acme):
+    admin = api("acme_admin")
+    document = admin("GET", "/tenants/acme/config").json()
+    assert "policies" not in document
+    document["policies"] = {"rules": [{"toolbox": "acme-tools", "tool": "rm", "effect": "deny"}]}
+    dry = admin("PUT", "/tenants/acme/config?dry_run=true", document).json()
+    assert dry["applied"] is False
+    assert dry["changed"] == [{"name": "tool policies", "fields": ["rules"]}]
+    assert not ToolPolicy.objects.exists()
+    applied = admin("PUT", "/tenants/acme/config", document).json()
+    assert applied["applied"] is True
+    assert ToolPolicy.objects.get().tool == "rm"
+    assert admin("GET", "/tenants/acme/config").json()["policies"] == {
+        "denyDestructiveToKeys": False,
+        "rules": [{"toolbox": "acme-tools", "tool": "rm", "effect": "deny"}],
+    }
+    document["policies"]["rules"][0]["server"] = "nope"
+    response = admin("PUT", "/tenants/acme/config", document)
+    assert problem(response, 422, "The configuration is not valid.")["errors"] == [
+        {
+            "field": "policies.rules[0].server",
+            "message": "Toolbox 'acme-tools' has no server named 'nope'.",
+        }
+    ]
