@@ -163,3 +163,16 @@ async def test_a_role_rule_applies_to_a_members_personal_key(live_gateway: LiveG
     async with live_gateway.session(setup.key) as session:  # the tenant's key has no role
         assert "echo" in await listed(session)
         assert text_of(await echo(session)) == "hi"
+
+
+async def test_the_2026_protocol_client_is_refused_alike(live_gateway: LiveGateway, acme):
+    setup, toolbox = acme
+    await ToolPolicy.objects.acreate(
+        tenant=setup.tenant, toolbox=toolbox, tool="echo", subject="key", api_key=setup.api_key
+    )
+    async with live_gateway.client(setup.key) as client:
+        assert client.protocol_version == "2026-07-28"
+        opened = payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+        assert "echo" not in {tool["name"] for tool in opened["tools"]}
+        result = await client.call_tool("use_tool", use("dev", "filesystem", "echo", {}))
+        assert error_of(result) == ("FORBIDDEN", FORBIDDEN_ECHO)
