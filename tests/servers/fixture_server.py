@@ -94,7 +94,7 @@ def build(args: argparse.Namespace) -> Server[Any]:
     destructive = types.ToolAnnotations(destructive_hint=True, read_only_hint=False)
     tools = [
         tool.model_copy(update={"annotations": destructive})
-        if tool.name in args.destructive
+        if tool.name in getattr(args, "destructive", ())  # http_fixture has no such flag
         else tool
         for tool in tools
     ]
