@@ -12,13 +12,29 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.urls import URLPattern
+from django.urls import URLPattern, reverse
+from django.utils.http import urlencode
 
 from kernel.admin_kit.pages import list_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
 from kernel.roles import ADMIN, can_view, is_operator, tenant_ids
 from toolboxes import policies
-from toolboxes.models import PolicyDefaults, Tenant, ToolPolicy
+from toolboxes.models import PolicyDefaults, Tenant, ToolPin, ToolPolicy
+
+
+def tool_policy_context(pin: ToolPin) -> dict[str, Any]:
+    """A tool's page: its decision for a member of each role, and the link to "who may
+    call this" for every member and key."""
+    server = pin.server
+    tenant = server.toolbox.tenant
+    asked = {"toolbox": server.toolbox.name, "server": server.name, "tool": pin.name}
+    destructive = policies.claims_destructive(tenant, **asked)
+    verdicts = policies.who_may_call(tenant, destructive=destructive, **asked)
+    query = urlencode({"tenant": tenant.pk, **asked})
+    return {
+        "role_verdicts": [verdict for verdict in verdicts if verdict.kind == "role"],
+        "who_url": f"{reverse('admin:toolboxes_toolpolicy_who')}?{query}",
+    }
 
 
 @admin.register(ToolPolicy)

@@ -155,3 +155,24 @@ def test_who_may_call_this_explains_each_role_member_and_key(client, world):
     assert "denied by: toolbox &#x27;prod&#x27;" in response.content.decode()
     their = {**query, "tenant": Tenant.objects.get(slug="globex").pk}
     assert client.get(url, their).status_code == 404
+
+
+def test_a_tools_page_shows_each_roles_decision(client, world):
+    from toolboxes import pins
+    from toolboxes.models import Server, ToolPin
+
+    server = Server.objects.create(toolbox=world["prod"], name="db", command="x")
+    pins.record_offer(server, "fp", [{"name": "drop_table", "inputSchema": {}}])
+    pin = ToolPin.objects.get(server=server)
+    ToolPolicy.objects.create(
+        tenant=world["acme"], toolbox=world["prod"], server="db", subject="role", role="viewer"
+    )
+    client.force_login(world["vic"])
+    page = client.get(reverse("admin:toolboxes_toolpin_change", args=[pin.pk]))
+    assert page.status_code == 200
+    verdicts = [(v.who, v.allowed, v.reason) for v in page.context["role_verdicts"]]
+    assert verdicts == [
+        ("any admin", True, "allowed: no rule applies"),
+        ("any viewer", False, "denied by: toolbox 'prod', server 'db', role viewer"),
+    ]
+    assert "toolbox=prod&amp;server=db&amp;tool=drop_table" in page.content.decode()
