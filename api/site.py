@@ -22,6 +22,7 @@ from api.routes import (
     policies,
     servers,
     tenants,
+    tool_search,
     toolboxes,
 )
 from api.throttle import TokenRateThrottle
@@ -64,5 +65,6 @@ for module in (
     calls,
     config,
     connected,
+    tool_search,
 ):
     api.add_router("", module.router)

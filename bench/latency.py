@@ -7,6 +7,8 @@ Paths, each on one client session held for the whole run (our SDK client, 2025-1
 - SDK HTTP: a trivial tool served by the SDK alone over Streamable HTTP on loopback, the
   HTTP hop's cost (b; bench/sdk_server.py);
 - Workbench: `use_tool` to that same `get_current_time` through a real gateway process;
+- Workbench toolbox endpoint: the same tool called as `time__get_current_time` on the
+  toolbox's own endpoint (`/mcp/t/bench/toolboxes/bench`) of that gateway;
 - FastMCP proxy: FastMCP's `create_proxy` over the same stdio server, served by uvicorn, run
   from bench/.fastmcp-venv (skipped when that venv is absent, and in --quick mode).
 
@@ -28,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import (
     BENCH,
     FASTMCP_PYTHON,
+    TENANT,
     TIME_ARGS,
+    TOOLBOX,
     Row,
     arguments,
     check,
@@ -52,6 +56,7 @@ from bench.common import (
 DIRECT = "direct stdio (a)"
 SDK_HTTP = "SDK HTTP (b)"
 WORKBENCH = "Workbench"
+TOOLBOX_ENDPOINT = "Workbench toolbox endpoint"
 FASTMCP = "FastMCP proxy"
 SECTION = "1 latency"
 
@@ -74,6 +79,13 @@ async def http_path(url: str) -> AsyncIterator[Call]:
 async def workbench_path(url: str, key: str) -> AsyncIterator[Call]:
     async with gateway_session(url, key) as session:
         yield lambda: _call(session, "use_tool", use_call())
+
+
+@asynccontextmanager
+async def toolbox_endpoint_path(url: str, key: str) -> AsyncIterator[Call]:
+    endpoint = f"{url.rstrip('/')}/t/{TENANT}/toolboxes/{TOOLBOX}"
+    async with gateway_session(endpoint, key, open_toolbox=None) as session:
+        yield lambda: _call(session, "time__get_current_time", TIME_ARGS)
 
 
 async def _call(session: ClientSession, name: str, args: dict[str, object]) -> object:
@@ -121,6 +133,9 @@ async def measure(
             DIRECT: await stack.enter_async_context(direct_path()),
             SDK_HTTP: await stack.enter_async_context(http_path(urls[SDK_HTTP])),
             WORKBENCH: await stack.enter_async_context(workbench_path(gateway_url, key)),
+            TOOLBOX_ENDPOINT: await stack.enter_async_context(
+                toolbox_endpoint_path(gateway_url, key)
+            ),
         }
         if FASTMCP in urls:
             calls[FASTMCP] = await stack.enter_async_context(http_path(urls[FASTMCP]))
@@ -158,6 +173,17 @@ def rows(samples: dict[str, list[list[float]]], fastmcp_note: str | None) -> lis
             SECTION,
             "p50 Workbench - (a + b): what the gateway adds (ms)",
             f"{median(p50s[WORKBENCH]) - median(p50s[DIRECT]) - median(p50s[SDK_HTTP]):.2f}",
+        )
+    )
+    over_use_tool = [
+        endpoint / wb for endpoint, wb in zip(p50s[TOOLBOX_ENDPOINT], p50s[WORKBENCH], strict=True)
+    ]
+    out.append(
+        check(
+            SECTION,
+            "p50 toolbox endpoint / Workbench (use_tool), median of block ratios",
+            median(over_use_tool),
+            1.1,
         )
     )
     if FASTMCP in samples:

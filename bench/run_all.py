@@ -51,6 +51,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["sandbox_seccomp.py"], "12 sandbox seccomp"),
     (["search_quality.py"], "13 search quality"),
     (["search_speed.py"], "14 search speed"),
+    (["search_tokens.py"], "15 search tokens"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 # A bound for a loaded machine (the replicas' smoke run took 197 s at a load average of 12).

@@ -1,5 +1,5 @@
-"""The call log: one row per open_toolbox and use_tool, written in batches by the gateway
-(the gateway's call log, through `calls.writer`), kept for
+"""The call log: one row per open_toolbox, use_tool and search_tools, written in batches by
+the gateway (the gateway's call log, through `calls.writer`), kept for
 WORKBENCH_CALL_LOG_RETENTION_DAYS."""
 
 from __future__ import annotations

@@ -3,12 +3,13 @@
 This module is the gateway's public face: the names other apps (the admins' world, the
 site, the benchmarks) may use, and the only import of the gateway they make
 (tests/gateway/test_arrows.py holds it). Inside, one folder per room (docs/architecture.md):
-`front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool), `downstream` (the pool,
-its connections and the stdio sandbox), `observe` (metrics, spans, logs, the call log),
-`snapshots` and `database` (what the gateway reads from the admins' world and writes to it),
-`store` (the shared store), `for_admins` (what the admin asks the gateway), `search` (a
-tenant's tools found by a query: the coming `search_tools`, not wired yet); beside them
-`options` (every setting the gateway reads) and `assembly` (its parts, built from them).
+`front` (the /mcp endpoint), `metatools` (open_toolbox, use_tool, search_tools),
+`downstream` (the pool, its connections and the stdio sandbox), `observe` (metrics,
+spans, logs, the call log), `snapshots` and `database` (what the gateway reads from the
+admins' world and writes to it), `store` (the shared store), `for_admins` (what the admin
+asks the gateway: a server's check, what a key sees, what a model would find), `search`
+(a tenant's tools found by a query: `search_tools`' index); beside them `options` (every
+setting the gateway reads) and `assembly` (its parts, built from them).
 
 Every name is imported when first used (a module `__getattr__`): the settings and the
 admin import this module, and a manage.py command that connects nothing must load neither
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # typed for readers and mypy: what the admin's questions are answered by
     from mcp_gateway.for_admins.key_view import KeySees, estimated_tokens, key_sees
     from mcp_gateway.for_admins.server_check import check_servers
+    from mcp_gateway.for_admins.tool_search import ToolSearch, find_tools
     from mcp_gateway.front.endpoints import tenant_endpoint
 
 __version__ = version("workbench")  # one home: pyproject.toml
@@ -68,9 +70,11 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "KeySees": ("mcp_gateway.for_admins.key_view", "KeySees"),
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
+    "find_tools": ("mcp_gateway.for_admins.tool_search", "find_tools"),
+    "ToolSearch": ("mcp_gateway.for_admins.tool_search", "ToolSearch"),
     # The dashboard's live connections (this host's gateway processes)
     "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
-    # Finding a tool by a query (bench/search_*.py; search_tools to come)
+    # Finding a tool by a query (bench/search_*.py; search_tools' index)
     "ToolIndex": ("mcp_gateway.search.index", "ToolIndex"),
     "Described": ("mcp_gateway.search.documents", "Described"),
 }
@@ -92,6 +96,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "SandboxSpec",
     "StartRefused",
     "ToolIndex",
+    "ToolSearch",
     "__version__",
     "bounded_stdio_client",
     "check_servers",
@@ -99,6 +104,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "embedded_store",
     "env_file_names",
     "estimated_tokens",
+    "find_tools",
     "is_gateway_path",
     "key_sees",
     "live_downstream",

@@ -17,7 +17,7 @@ from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_gateway.database.reads import Snapshots, installation, saved_sign_in
+from mcp_gateway.database.reads import Snapshots, installation, saved_sign_in, stored_listings
 from mcp_gateway.database.records import (
     SignInRecords,
     record_connection,
@@ -33,6 +33,8 @@ from mcp_gateway.front.auth import Authenticator
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.hostcheck import HostCheck
 from mcp_gateway.front.server import build_server
+from mcp_gateway.front.toolbox_server import ToolboxEndpoint, build_toolbox_endpoint
+from mcp_gateway.metatools.known_tools import KnownTools
 from mcp_gateway.metatools.meta_tools import MetaTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -89,6 +91,8 @@ class GatewayParts:
     # stream machinery per request).
     json_answers: StreamableHTTPSessionManager
     host_check: HostCheck
+    # `/mcp/t/<slug>/toolboxes/<toolbox>`: one toolbox as an MCP server of its own.
+    toolbox_endpoint: ToolboxEndpoint | None = None
 
 
 def configure_process(options: GatewayOptions) -> MetricsEndpoint:
@@ -165,7 +169,10 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         ),
         recorder,
     )
-    metatools = MetaTools(MetaToolParts(pool, open_toolboxes, limiter, accounts))
+    # Each tenant's tools, searchable: fed by the pool's listings and the stored ones.
+    known_tools = KnownTools(pool, stored_listings)
+    metatool_parts = MetaToolParts(pool, open_toolboxes, limiter, accounts, known_tools)
+    metatools = MetaTools(metatool_parts)
     calls = InFlightCalls()
     server = build_server(metatools, recorder, calls)
     server.streamable_http_app(
@@ -198,4 +205,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         server=server,
         json_answers=json_answers,
         host_check=HostCheck(options.allowed_hosts),
+        toolbox_endpoint=build_toolbox_endpoint(
+            metatool_parts, recorder, calls, NO_SDK_HOST_CHECK, options.max_request_bytes
+        ),
     )

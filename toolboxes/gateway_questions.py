@@ -1,8 +1,9 @@
 """What the admins' world asks the gateway, declared here so that it imports nothing of it.
 
-The admin's pages ask the gateway three things: to check servers as it would connect them
+The admin's pages ask the gateway four things: to check servers as it would connect them
 (`check_servers`), what a key's client would be told and could open (`key_sees`, with
-`estimated_tokens` for its sizes), and a tenant's own endpoint (`tenant_endpoint`). The
+`estimated_tokens` for its sizes), what a model would find for a query (`find_tools`), and
+a tenant's own endpoint (`tenant_endpoint`). The
 answers are the gateway's; the top of the house (`workbench_site`, the composition root)
 registers them when the apps are ready (`answer_with`). Asked before that: `NotAnswered`.
 
@@ -13,7 +14,7 @@ the admin also rebuilds from a server's row and the shared store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -70,6 +71,51 @@ class KeySees(Protocol):
     def tool_count(self) -> int: ...
 
 
+class FoundTool(Protocol):
+    """One tool a search found: `entry` is its tool entry as `open_toolbox` lists it."""
+
+    @property
+    def rank(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def server_id(self) -> int: ...
+    @property
+    def entry(self) -> Mapping[str, Any]: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def server(self) -> str: ...
+    @property
+    def toolbox(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+
+
+class NotSearched(Protocol):
+    """An enabled server whose tools are not known (never listed, or its check failed)."""
+
+    @property
+    def toolbox(self) -> str: ...
+    @property
+    def server(self) -> str: ...
+    @property
+    def server_id(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class ToolSearch(Protocol):
+    """What a model with every toolbox of the tenant (or one) would find, best first."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def tools(self) -> Sequence[FoundTool]: ...
+    @property
+    def not_searched(self) -> Sequence[NotSearched]: ...
+
+
 @dataclass(frozen=True)
 class Answers:
     """The gateway's answers to this app's questions, as the site registers them."""
@@ -77,6 +123,7 @@ class Answers:
     check_servers: Callable[[Sequence[Server]], list[CheckResult]]
     key_sees: Callable[[str, dict[int, list[dict[str, Any]]]], KeySees | None]
     estimated_tokens: Callable[[int], int]
+    find_tools: Callable[[int, str, str | None, int], ToolSearch | None]
     tenant_endpoint: Callable[[str, str], str]
 
 
@@ -117,6 +164,14 @@ def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees |
 def estimated_tokens(size: int) -> int:
     """About how many tokens `size` bytes of definitions take in a model's context."""
     return _asked().estimated_tokens(size)
+
+
+def find_tools(
+    tenant_id: int, query: str, toolbox: str | None = None, limit: int = 10
+) -> ToolSearch | None:
+    """What a model with every toolbox of the tenant (or the one named) would find for
+    `query`, from the servers' last listings; None for no such tenant or toolbox."""
+    return _asked().find_tools(tenant_id, query, toolbox, limit)
 
 
 def tenant_endpoint(mcp_url: str, slug: str) -> str:

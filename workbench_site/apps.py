@@ -36,6 +36,12 @@ def _estimated_tokens(size: int) -> int:
     return mcp_gateway.estimated_tokens(size)
 
 
+def _find_tools(
+    tenant_id: int, query: str, toolbox: str | None, limit: int
+) -> gateway_questions.ToolSearch | None:
+    return mcp_gateway.find_tools(tenant_id, query, toolbox, limit)
+
+
 def _tenant_endpoint(mcp_url: str, slug: str) -> str:
     return mcp_gateway.tenant_endpoint(mcp_url, slug)
 
@@ -44,6 +50,7 @@ GATEWAY_ANSWERS = gateway_questions.Answers(
     check_servers=_check_servers,
     key_sees=_key_sees,
     estimated_tokens=_estimated_tokens,
+    find_tools=_find_tools,
     tenant_endpoint=_tenant_endpoint,
 )
 

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Prefetch
+from django.db.models import F, Prefetch
 
 from accounts.models.members import member_refusal
 from connections import store as sign_ins
@@ -67,6 +67,17 @@ def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
         tenant.max_connections,
         tenant_policy(tenant),  # who may call which tool
     )
+
+
+def last_listings(tenant_id: int) -> dict[int, tuple[bool | None, list[dict[str, Any]]]]:
+    """Each server's last check (an admin's or a gateway connect's): whether it succeeded
+    (None: never checked) and the tool definitions it listed, by server id (the admin's
+    tool search, `for_admins.tool_search`)."""
+    rows = Server.objects.filter(toolbox__tenant_id=tenant_id)
+    return {
+        server_id: (ok, list(tools or []))
+        for server_id, ok, tools in rows.values_list("pk", "last_check_ok", "last_check_tools")
+    }
 
 
 def _server_config(
@@ -243,3 +254,18 @@ async def saved_sign_in(server_id: int, user_id: int | None) -> SavedSignIn | No
     """A server's connected account for a person (None: the tenant's), tokens decrypted."""
     found = await in_thread(sign_ins.saved)(server_id, user_id)
     return SavedSignIn(*found) if found is not None else None
+
+
+def _stored_listings(server_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    rows = Server.objects.filter(
+        pk__in=server_ids, last_check_ok=True, last_check_at__gte=F("updated_at")
+    ).values_list("pk", "last_check_tools")
+    return {pk: tools if isinstance(tools, list) else [] for pk, tools in rows}
+
+
+async def stored_listings(server_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The tool definitions (`kernel.pins.definition`) of each of these servers whose last
+    connect or check, by any process or replica or the admin, succeeded since the server
+    was last edited (an edit may change what it offers): what the search index knows of a
+    server no connection of this process has listed."""
+    return await in_thread(_stored_listings)(server_ids)

@@ -14,7 +14,7 @@ import os
 import time
 from contextlib import AsyncExitStack
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
@@ -44,6 +44,7 @@ from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 logger = logging.getLogger("workbench.downstream")
 
 CLIENT_INFO = types.Implementation(name="workbench-gateway", version=__version__)
+ResultT = TypeVar("ResultT", bound=types.Result)
 
 
 class Connection:
@@ -316,3 +317,55 @@ class Connection:
             self.health.failed("the server connection closed")
             self.recorder.downstream_crashed(self.ref)
         return self._call_failure("the server connection closed", "the server's stream ended")
+
+    # The toolbox endpoint (`metatools.toolbox_members`): what the server declared at its
+    # initialize, and a request other than tools/call (resources, prompts, completions).
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        session = self._session
+        return session.server_capabilities if session is not None else None
+
+    @property
+    def instructions(self) -> str | None:
+        session = self._session
+        return session.instructions if session is not None else None
+
+    async def request(self, request: Any, result_type: type[ResultT]) -> ResultT:
+        """One request to the server within its timeout: the server's own JSON-RPC error
+        is raised as it came (MCPError, the answer to pass on); a failure of the gateway's
+        (closed, timed out, invalid) as a DownstreamFailure."""
+        timeout = self.server.timeout
+        session = self._session
+        if session is None:
+            raise failures.DownstreamFailure("the server connection is closed")
+        self.in_flight += 1
+        self.last_used = time.monotonic()
+        token = current_redactor.set(self._redact)
+        method = getattr(request, "method", "request")
+        try:
+            with anyio.move_on_after(timeout) as deadline:
+                result = await session.send_request(request, result_type)
+            if deadline.cancelled_caught:
+                raise self._call_failure(
+                    f"timed out after {timeout:g}s",
+                    f"{method}: no answer within {timeout:g}s",
+                    timed_out=True,
+                )
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and self._stream_ended:
+                raise self._broken() from None
+            raise
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise self._broken() from None
+        except failures.DownstreamFailure:
+            raise
+        except Exception as exc:
+            raise self._call_failure(
+                "the server sent an invalid result", f"{method}: {exc!r}"
+            ) from None
+        finally:
+            current_redactor.reset(token)
+            self.in_flight -= 1
+            self.last_used = time.monotonic()
+        return result

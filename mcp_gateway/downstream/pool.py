@@ -241,3 +241,14 @@ class Pool:
         with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
             for conn in conns:
                 await conn.wait_closed()
+
+    def would_start(self, key: PoolKey, server: ServerConfig) -> bool:
+        """Whether `get` would start a connection for key now: none is live or starting,
+        and its failures' cooldown would not refuse it (what an implicit open counts)."""
+        if self.ready(key, server) is not None:
+            return False
+        conn = self._connections.get(key)
+        if conn is not None and not conn.is_ready:
+            return False  # starting already, for another caller
+        health = self._health.get(key)
+        return health is None or not health.in_cooldown()

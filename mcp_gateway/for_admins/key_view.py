@@ -1,6 +1,6 @@
 """What one API key sees (the key's admin page): the gateway's own instructions, and per
 toolbox the tools `open_toolbox` would list after filters and approval, with their size
-beside the two meta-tools' (the context a client saves). Sizes are compact JSON of the
+beside the meta-tools' (the context a client saves). Sizes are compact JSON of the
 definitions as `tools/list` carries them; tokens are estimated as bytes / 4."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class SeenToolbox:
 class KeySees:
     instructions: str
     toolboxes: tuple[SeenToolbox, ...]
-    meta_tools_size: int  # bytes of open_toolbox and use_tool, what tools/list returns
+    meta_tools_size: int  # bytes of the meta-tools, what tools/list returns
 
     @property
     def size(self) -> int:

@@ -45,6 +45,7 @@ from mcp_gateway.front.auth import (
 from mcp_gateway.front.endpoints import NOT_FOUND, NOT_FOUND_MESSAGE, tenant_of
 from mcp_gateway.front.hostcheck import refuse
 from mcp_gateway.front.request_state import RequestState
+from mcp_gateway.front.toolbox_server import may_open, toolbox_path
 from mcp_gateway.observe.logfilter import DropMessages
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
@@ -88,6 +89,7 @@ class Gateway:
                     _claimed_uid_base(parts),
                     parts.server.session_manager.run(),
                     _unannounced(parts.json_answers),
+                    _toolbox_endpoint_running(parts),
                     parts.pool.running(),
                     parts.recorder.running(),
                     anyio.create_task_group() as background,
@@ -128,6 +130,9 @@ class Gateway:
             await store_unavailable(send, exc)
             return
         slug = tenant_of(scope.get("path", ""))
+        toolbox = toolbox_path(scope.get("path", ""))  # the toolbox endpoint's
+        if toolbox is not None:  # one the credential may not open: the tenant's 404
+            slug = toolbox.slug if may_open(caller, toolbox) else ""
         if slug is not None and slug != caller.tenant.slug:
             # Another tenant's slug and an unknown one answer alike: nothing says which.
             await refusal(send, 404, NOT_FOUND, NOT_FOUND_MESSAGE)
@@ -157,7 +162,7 @@ class Gateway:
             send = with_new_session_id(send, state)
         with parts.in_flight.enter(caller.key.key_id) as admitted:
             if admitted:
-                await self._serve(parts, scope, receive, send, state)
+                await self._serve(parts, scope, receive, send, state, toolbox is not None)
                 return
         parts.recorder.in_flight_refused(caller.tenant.slug)
         await refusal(
@@ -171,10 +176,19 @@ class Gateway:
         )
 
     async def _serve(
-        self, parts: GatewayParts, scope: Scope, receive: Receive, send: Send, state: RequestState
+        self,
+        parts: GatewayParts,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        state: RequestState,
+        toolbox: bool = False,
     ) -> None:
-        """Hand the request to the SDK: as one JSON body when it may be, else as SSE."""
-        sse = parts.server.session_manager
+        """Hand the request to the SDK: as one JSON body when it may be, else as SSE
+        (`toolbox`: the toolbox endpoint's SDK server)."""
+        endpoint = (parts.toolbox_endpoint if toolbox else None) or parts
+        sse = endpoint.server.session_manager
+        json_answers = endpoint.json_answers
         if scope["method"] != "POST":
             await sse.handle_request(scope, receive, send)
             return
@@ -191,7 +205,7 @@ class Gateway:
         with anyio.CancelScope() as served:
             watcher = asyncio.get_running_loop().create_task(until_disconnect(receive, served))
             try:
-                await parts.json_answers.handle_request(scope, replayed, send)
+                await json_answers.handle_request(scope, replayed, send)
             finally:
                 watcher.cancel()
 
@@ -261,3 +275,14 @@ async def _unannounced(manager: StreamableHTTPSessionManager) -> AsyncIterator[N
                 SDK_MANAGER_LOGGER.addFilter(quiet)
     finally:
         SDK_MANAGER_LOGGER.removeFilter(quiet)
+
+
+@asynccontextmanager
+async def _toolbox_endpoint_running(parts: GatewayParts) -> AsyncIterator[None]:
+    """The toolbox endpoint's two SDK managers (`front.toolbox_server`), run unannounced."""
+    endpoint = parts.toolbox_endpoint
+    if endpoint is None:
+        yield
+        return
+    async with _unannounced(endpoint.server.session_manager), _unannounced(endpoint.json_answers):
+        yield

@@ -1,10 +1,16 @@
-"""The `initialize` (and `server/discover`) instructions: the caller's toolboxes."""
+"""The `initialize` (and `server/discover`) instructions: the caller's toolboxes, how to
+open one, and `search_tools` for when the right one is not obvious."""
 
 from mcp_gateway.snapshots.callers import Caller
 
-HOW_TO = """To open a toolbox and see available tools:
-1. Call `open_toolbox` with the desired toolbox name
-2. Inspect the returned tools array, then call `use_tool`"""
+HOW_TO = (
+    "To open a toolbox and see available tools:\n"
+    "1. Call `open_toolbox` with the desired toolbox name\n"
+    "2. Inspect the returned tools array, then call `use_tool`\n"
+    "\n"
+    "When the right toolbox is not obvious, call `search_tools` with what you want to do: "
+    "it returns the best-matching tools of every toolbox, ready for `use_tool`."
+)
 
 
 def render(caller: Caller) -> str:

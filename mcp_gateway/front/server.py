@@ -1,4 +1,4 @@
-"""The SDK `Server` that clients talk to: two meta-tools and per-caller instructions.
+"""The SDK `Server` that clients talk to: three meta-tools and per-caller instructions.
 
 Served stateless, so any gateway process can answer any request; what must outlive a
 request (open toolboxes) is in the shared store. The caller (tenant and key) is put in the
@@ -27,7 +27,7 @@ from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.meta_tools import MetaTools
-from mcp_gateway.metatools.tools import META_TOOLS, error_result
+from mcp_gateway.metatools.tools import META_TOOL_NAMES, META_TOOLS, error_result
 from mcp_gateway.metatools.use_tool import ToolCall
 from mcp_gateway.observe.outcome import Outcome
 from mcp_gateway.observe.recorder import Recorder
@@ -99,6 +99,11 @@ def build_server(
             recorder.open_toolbox(state.caller, params.arguments, opened, started)
             assert opened.result is not None
             return opened.result
+        if params.name == "search_tools":
+            found = await metatools.search_tools(state.caller, params.arguments)
+            recorder.search_tools(state.caller, params.arguments, found, started)
+            assert found.result is not None
+            return found.result
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
             outcome: Outcome | None = None
@@ -117,7 +122,7 @@ def build_server(
         return error_result(
             GatewayError(
                 ErrorCode.INVALID_PARAMETERS,
-                f"Unknown tool: '{params.name}'. This server offers open_toolbox and use_tool.",
+                f"Unknown tool: '{params.name}'. This server offers {META_TOOL_NAMES}.",
             )
         )
 

@@ -48,7 +48,13 @@ class GatewayError(Exception):
 
 
 def open_invalid(what: str) -> GatewayError:
+    """open_toolbox's and search_tools' `Invalid parameters: <what>`."""
     return GatewayError(ErrorCode.INVALID_PARAMETERS, f"Invalid parameters: {what}")
+
+
+def search_bad_limit(low: int, high: int) -> GatewayError:
+    """search_tools' `limit`: whatever is wrong with it, one text."""
+    return open_invalid(f"limit must be an integer from {low} to {high}")
 
 
 def toolbox_not_found(toolbox: str, available: list[str]) -> GatewayError:

@@ -31,6 +31,16 @@ class _Opened:
     result: dict[str, Any]
 
 
+def visible_toolbox(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:
+    """The toolbox `name` names (`toolbox`, None: none of the tenant's), if this credential
+    may open it: else TOOLBOX_NOT_FOUND, or FORBIDDEN for a key or grant limited to others."""
+    if toolbox is None:
+        raise errors.toolbox_not_found(name, caller.visible_toolboxes())
+    if not caller.key.allows(name):
+        raise errors.forbidden(name, caller.visible_toolboxes())
+    return toolbox
+
+
 class ToolboxOpener:
     def __init__(self, parts: MetaToolParts) -> None:
         self.accounts = parts.accounts
@@ -75,11 +85,7 @@ class ToolboxOpener:
 
     @staticmethod
     def _visible(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:
-        if toolbox is None:
-            raise errors.toolbox_not_found(name, caller.visible_toolboxes())
-        if not caller.key.allows(name):
-            raise errors.forbidden(name, caller.visible_toolboxes())
-        return toolbox
+        return visible_toolbox(caller, name, toolbox)
 
     def reopened(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened | None:
         """The last open's answer, when the same snapshot's servers are all connected on

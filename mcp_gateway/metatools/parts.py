@@ -1,6 +1,6 @@
-"""What both meta-tools work with, as one value: the pool, the open state, the rate
-limiter and the connected accounts (the assembly makes it once; `MetaTools`,
-`ToolboxOpener` and `ToolUser` each take it whole)."""
+"""What the meta-tools work with, as one value: the pool, the open state, the rate
+limiter, the connected accounts and the tenants' known tools (the assembly makes it once;
+`MetaTools`, `ToolboxOpener`, `ToolUser` and `ToolSearcher` each take it whole)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from mcp_gateway.downstream.connected.accounts import ConnectedAccounts
 from mcp_gateway.downstream.pool import Pool
+from mcp_gateway.metatools.known_tools import KnownTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.ratelimit import LocalBuckets, RateLimiter
 
@@ -23,3 +24,4 @@ class MetaToolParts:
     open_toolboxes: OpenToolboxes
     limiter: RateLimiter = field(default_factory=no_limits)
     accounts: ConnectedAccounts | None = None  # None: no server signs in (tests)
+    known_tools: KnownTools | None = None  # None: an index of the pool's listings only

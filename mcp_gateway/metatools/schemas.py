@@ -1,9 +1,9 @@
 """The meta-tools' argument models and their client-facing JSON schemas.
 
-Validation is pydantic's; `parse_open_args` and `parse_use_args` only translate its errors
-into the spec's texts, structural problems first (an old-style key such as `toolbox_name`
-is reported as unrecognized, not as a missing `toolbox`), then empty names in the order
-toolbox, server, name.
+Validation is pydantic's; `parse_open_args`, `parse_use_args` and `parse_search_args` only
+translate its errors into the spec's texts, structural problems first (an old-style key
+such as `toolbox_name` is reported as unrecognized, not as a missing `toolbox`), then empty
+names in the order toolbox, server, name.
 """
 
 from typing import Any
@@ -35,6 +35,17 @@ class UseToolArgs(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+# The contract's bounds of search_tools' `limit`, and its default.
+SEARCH_LIMIT_MIN, SEARCH_LIMIT_MAX, SEARCH_LIMIT_DEFAULT = 1, 50, 10
+
+
+class SearchToolsArgs(BaseModel):
+    model_config = STRICT
+    query: str
+    toolbox: str | None = None  # None: every toolbox the credential may open
+    limit: int = SEARCH_LIMIT_DEFAULT
+
+
 _NAME = {"type": "string", "minLength": 1}
 
 OPEN_TOOLBOX_INPUT_SCHEMA: dict[str, Any] = {
@@ -64,6 +75,26 @@ USE_TOOL_INPUT_SCHEMA: dict[str, Any] = {
         },
     },
     "required": ["tool"],
+    "additionalProperties": False,
+}
+
+SEARCH_TOOLS_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            **_NAME,
+            "description": "What you want to do or find, in words (any language).",
+        },
+        "toolbox": {**_NAME, "description": "Search this toolbox only. Default: all of them."},
+        "limit": {
+            "type": "integer",
+            "minimum": SEARCH_LIMIT_MIN,
+            "maximum": SEARCH_LIMIT_MAX,
+            "default": SEARCH_LIMIT_DEFAULT,
+            "description": "How many tools to return at most, the best match first.",
+        },
+    },
+    "required": ["query"],
     "additionalProperties": False,
 }
 
@@ -121,6 +152,27 @@ def parse_use_args(arguments: dict[str, Any] | None) -> UseToolArgs:
     return args
 
 
+def parse_search_args(arguments: dict[str, Any] | None) -> SearchToolsArgs:
+    """An unknown key first, then a bad `limit` (one text whatever is wrong with it), then
+    the rest; then a blank query, then a blank toolbox."""
+    try:
+        args = SearchToolsArgs.model_validate(arguments or {})
+    except ValidationError as exc:
+        details = exc.errors(include_url=False, include_input=False, include_context=False)
+        if not any(error["type"] == "extra_forbidden" for error in details) and any(
+            error["loc"][:1] == ("limit",) for error in details
+        ):
+            raise errors.search_bad_limit(SEARCH_LIMIT_MIN, SEARCH_LIMIT_MAX) from None
+        raise errors.open_invalid(_first_structural(exc)) from None
+    if not SEARCH_LIMIT_MIN <= args.limit <= SEARCH_LIMIT_MAX:
+        raise errors.search_bad_limit(SEARCH_LIMIT_MIN, SEARCH_LIMIT_MAX)
+    if _is_blank(args.query):
+        raise errors.open_invalid("query cannot be empty")
+    if args.toolbox is not None and _is_blank(args.toolbox):
+        raise errors.open_invalid("toolbox cannot be empty")
+    return args
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -129,6 +181,12 @@ def named_toolbox(arguments: object) -> Named:
     """The toolbox an open_toolbox names, valid or not (what the call log keeps)."""
     toolbox = arguments.get("toolbox") if isinstance(arguments, dict) else None
     return Named(toolbox=_text(toolbox))
+
+
+def named_search(arguments: object) -> Named:
+    """The toolbox a search_tools names, if any (what the call log keeps; the query is in
+    its arguments)."""
+    return named_toolbox(arguments)
 
 
 def named_tool(arguments: object) -> Named:

@@ -1,4 +1,4 @@
-"""The two meta-tools as a client lists them, and how their answers are shaped: a tool
+"""The three meta-tools as a client lists them, and how their answers are shaped: a tool
 entry of open_toolbox's list, a GatewayError as a tool result."""
 
 from __future__ import annotations
@@ -9,7 +9,11 @@ import mcp_types as types
 
 from kernel.redaction import Redactor
 from mcp_gateway.metatools.errors import GatewayError
-from mcp_gateway.metatools.schemas import OPEN_TOOLBOX_INPUT_SCHEMA, USE_TOOL_INPUT_SCHEMA
+from mcp_gateway.metatools.schemas import (
+    OPEN_TOOLBOX_INPUT_SCHEMA,
+    SEARCH_TOOLS_INPUT_SCHEMA,
+    USE_TOOL_INPUT_SCHEMA,
+)
 from mcp_gateway.observe.outcome import Named, Outcome
 from mcp_gateway.snapshots.servers import ServerConfig, ToolboxConfig
 
@@ -39,7 +43,24 @@ USE_TOOL = types.Tool(
     annotations=types.ToolAnnotations(title="Use a tool", open_world_hint=True),
 )
 
-META_TOOLS = [OPEN_TOOLBOX, USE_TOOL]
+SEARCH_TOOLS = types.Tool(
+    name="search_tools",
+    title="Search the tools of every toolbox",
+    description=(
+        "Find tools by what you want to do, across every toolbox you may open (or one, "
+        "with `toolbox`): returns the best matches first, each with name, description, "
+        "inputSchema, server and toolbox, ready for use_tool without open_toolbox. Use it "
+        "when the right toolbox is not obvious; `limit` (1-50, default 10) caps the list."
+    ),
+    input_schema=SEARCH_TOOLS_INPUT_SCHEMA,
+    annotations=types.ToolAnnotations(
+        title="Search tools", read_only_hint=True, idempotent_hint=True, open_world_hint=True
+    ),
+)
+
+META_TOOLS = [OPEN_TOOLBOX, USE_TOOL, SEARCH_TOOLS]
+# What a client that names another tool is told this server offers.
+META_TOOL_NAMES = "open_toolbox, use_tool and search_tools"
 
 
 def error_result(error: GatewayError) -> types.CallToolResult:

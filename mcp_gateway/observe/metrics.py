@@ -28,6 +28,10 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Seconds: a meta-tool answers in milliseconds when warm, a cold open in seconds.
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 CALL_LABELS = ("tenant", "toolbox", "server", "tool")
+# search_tools: answers in milliseconds from the index; seconds when it lists a server.
+SEARCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+# How many tools a search returned (its limit is at most 50).
+RESULT_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50)
 
 
 class Metrics:
@@ -58,6 +62,32 @@ class Metrics:
             "open_toolbox duration",
             ["tenant", "toolbox"],
             buckets=DURATION_BUCKETS,
+            registry=None,
+        )
+        self.searches = Counter(
+            "workbench_search_tools",
+            "search_tools calls by outcome (ok or an error code)",
+            ["tenant", "outcome"],
+            registry=None,
+        )
+        self.search_seconds = Histogram(
+            "workbench_search_tools_duration_seconds",
+            "search_tools duration",
+            ["tenant"],
+            buckets=SEARCH_BUCKETS,
+            registry=None,
+        )
+        self.search_results = Histogram(
+            "workbench_search_tools_results",
+            "Tools a successful search_tools returned",
+            ["tenant"],
+            buckets=RESULT_BUCKETS,
+            registry=None,
+        )
+        self.search_empty = Counter(
+            "workbench_search_tools_no_results",
+            "Successful search_tools calls that found nothing (descriptions worth improving)",
+            ["tenant"],
             registry=None,
         )
         server_labels = ["tenant", "toolbox", "server"]
@@ -129,6 +159,10 @@ class Metrics:
             self.call_seconds,
             self.opens,
             self.open_seconds,
+            self.searches,
+            self.search_seconds,
+            self.search_results,
+            self.search_empty,
             self.live,
             self.starts,
             self.start_failures,

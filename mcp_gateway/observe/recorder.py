@@ -1,6 +1,7 @@
 """What the gateway records, out through one seam: of each meta-tool call, the metrics,
-the request span's attributes and the call log (called at the two places on the call path,
-the front door's `open_toolbox` and `use_tool`, with the outcome the meta-tool returned);
+the request span's attributes and the call log (called at the three places on the call
+path, the front door's `open_toolbox`, `use_tool` and `search_tools`, with the outcome the
+meta-tool returned);
 of the rest, the metrics of requests refused at the door, of downstream connections and of
 connected accounts' refreshes. Nothing else in the gateway moves a metric."""
 
@@ -70,6 +71,26 @@ class Recorder:
             m.rate_limited.labels(tenant, "open_toolbox").inc()
         if self.call_log is not None:
             self._log("open_toolbox", caller, arguments, outcome, elapsed, label)
+
+    def search_tools(
+        self, caller: Caller, arguments: object, outcome: Outcome, started: float
+    ) -> None:
+        """Its latency and outcome; of a successful one, how many tools it found (none:
+        counted apart, a query whose tool descriptions may hide); the call log keeps its
+        arguments (the query) by the rules of every call's arguments."""
+        elapsed = time.perf_counter() - started
+        label = outcome_label(outcome)
+        tenant = caller.tenant.slug
+        m = metrics()
+        m.searches.labels(tenant, label).inc()
+        m.search_seconds.labels(tenant).observe(elapsed)
+        if label == OK and outcome.result is not None:
+            found = len((outcome.result.structured_content or {}).get("tools", ()))
+            m.search_results.labels(tenant).observe(found)
+            if not found:
+                m.search_empty.labels(tenant).inc()
+        if self.call_log is not None:
+            self._log("search_tools", caller, arguments, outcome, elapsed, label)
 
     def use_tool(self, caller: Caller, arguments: object, outcome: Outcome, started: float) -> None:
         elapsed = time.perf_counter() - started

@@ -28,6 +28,7 @@ SUMMARIES = {
     ),
     "POST /tenants/{slug}/toolboxes/{name}/servers/{server}/check": "Check a server",
     "GET /tenants/{slug}/tool-definitions": "List tool definitions",
+    "GET /tenants/{slug}/tools/search": "Search a tenant's tools",
     "POST /tenants/{slug}/toolboxes/{name}/servers/{server}/tools/{tool}/approve": (
         "Approve a tool definition"
     ),

@@ -14,7 +14,10 @@ EXPECTED_INSTRUCTIONS = """## Available Toolboxes
 
 To open a toolbox and see available tools:
 1. Call `open_toolbox` with the desired toolbox name
-2. Inspect the returned tools array, then call `use_tool`"""
+2. Inspect the returned tools array, then call `use_tool`
+
+When the right toolbox is not obvious, call `search_tools` with what you want to do: \
+it returns the best-matching tools of every toolbox, ready for `use_tool`."""
 
 
 @pytest.fixture
@@ -62,20 +65,21 @@ async def test_instructions_with_no_toolboxes(live_gateway, amake_setup):
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
-async def test_tools_list_is_exactly_the_two_meta_tools(live_gateway, acme, revision):
+async def test_tools_list_is_exactly_the_three_meta_tools(live_gateway, acme, revision):
     if revision == "2025-11-25":
         async with live_gateway.session(acme.key) as session:
             tools = (await session.list_tools()).tools
     else:
         async with live_gateway.client(acme.key) as client:
             tools = (await client.list_tools()).tools
-    assert [tool.name for tool in tools] == ["open_toolbox", "use_tool"]
-    open_toolbox, use_tool = tools
+    assert [tool.name for tool in tools] == ["open_toolbox", "use_tool", "search_tools"]
+    open_toolbox, use_tool, search_tools = tools
     assert open_toolbox.input_schema["required"] == ["toolbox"]
     assert open_toolbox.input_schema["additionalProperties"] is False
     assert open_toolbox.input_schema["properties"]["toolbox"]["minLength"] == 1
     assert open_toolbox.annotations.idempotent_hint is True
     assert open_toolbox.annotations.open_world_hint is True
+    assert open_toolbox.annotations.read_only_hint is True
     assert use_tool.input_schema["required"] == ["tool"]
     assert use_tool.input_schema["additionalProperties"] is False
     tool_schema = use_tool.input_schema["properties"]["tool"]
@@ -87,6 +91,28 @@ async def test_tools_list_is_exactly_the_two_meta_tools(live_gateway, acme, revi
     assert use_tool.input_schema["properties"]["arguments"]["type"] == "object"
     assert use_tool.annotations.open_world_hint is True
     assert "open_toolbox" in use_tool.description
+    assert search_tools.input_schema["required"] == ["query"]
+    assert search_tools.input_schema["additionalProperties"] is False
+    properties = search_tools.input_schema["properties"]
+    assert set(properties) == {"query", "toolbox", "limit"}
+    assert properties["query"]["minLength"] == 1
+    assert properties["toolbox"]["minLength"] == 1
+    assert properties["limit"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 10,
+        "description": properties["limit"]["description"],
+    }
+    hints = search_tools.annotations
+    assert (hints.idempotent_hint, hints.read_only_hint, hints.open_world_hint) == (True,) * 3
+    assert "use_tool" in search_tools.description
+
+
+async def test_instructions_name_search_tools(live_gateway, acme):
+    async with live_gateway.session(acme.key) as session:
+        instructions = session.initialize_result.instructions
+    assert "call `search_tools`" in instructions
 
 
 async def test_no_standalone_stream_is_held_open(live_gateway, amake_setup):

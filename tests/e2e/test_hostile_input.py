@@ -52,9 +52,8 @@ json_values = st.recursive(
 )
 deep = st.integers(1, 200).map(lambda depth: json.loads("[" * depth + "]" * depth))
 names = st.one_of(st.text(max_size=30), st.sampled_from(["", " ", "dev", "\u0000", "..", "../x"]))
-keys = st.sampled_from(
-    ["toolbox", "tool", "arguments", "toolbox_name", "tool_name", "source_server", "extra"]
-) | st.text(max_size=12)
+KEYS = ["toolbox", "tool", "arguments", "toolbox_name", "tool_name", "source_server", "extra"]
+keys = st.sampled_from([*KEYS, "query", "limit"]) | st.text(max_size=12)
 tool_refs = st.fixed_dictionaries(
     {}, optional={"toolbox": names, "server": names, "name": names, "tool": json_values}
 )
@@ -95,7 +94,7 @@ def check(result: types.CallToolResult) -> None:
 
 
 @pytest.mark.once_pg  # in-process, no database: the same on every database
-@pytest.mark.parametrize("tool", ["open_toolbox", "use_tool"])
+@pytest.mark.parametrize("tool", ["open_toolbox", "use_tool", "search_tools"])
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(arguments=arguments)
 def test_generated_arguments_get_clear_errors(db, tool, arguments):
@@ -112,6 +111,11 @@ def test_generated_arguments_get_clear_errors(db, tool, arguments):
         return  # the one valid call: an empty toolbox opens
     if tool == "open_toolbox":
         outcome = anyio.run(metatools.open_toolbox, caller(), arguments, backend="asyncio")
+    elif tool == "search_tools":
+        outcome = anyio.run(metatools.search_tools, caller(), arguments, backend="asyncio")
+        if not outcome.result.is_error:  # a valid search of a tenant with no tools
+            assert outcome.result.structured_content == {"query": arguments["query"], "tools": []}
+            return
     else:
         call = ToolCall.of(caller(), arguments)
         outcome = anyio.run(metatools.use_tool, call, backend="asyncio")

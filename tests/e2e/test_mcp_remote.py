@@ -91,7 +91,7 @@ async def test_a_good_key_lists_the_tools(live_gateway, amake_setup, mcp_remote,
         await send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         await send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         tools = (await answer(process))["result"]["tools"]
-        assert [tool["name"] for tool in tools] == ["open_toolbox", "use_tool"]
+        assert [tool["name"] for tool in tools] == ["open_toolbox", "use_tool", "search_tools"]
     finally:
         process.kill()
         await process.wait()

@@ -29,6 +29,7 @@ from toolboxes.admin.server_checks import (
     check_status_plain,
 )
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
+from toolboxes.admin.tool_search import SEARCH_CSS, search_url, search_view
 from toolboxes.models import Server, Toolbox
 from toolboxes.server_fields import SECRET_FORM_FIELDS
 
@@ -123,7 +124,27 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
         )
 
     class Media:
-        css = {"all": [STATUS_CSS]}
+        css = {"all": [STATUS_CSS, SEARCH_CSS]}
+
+    def get_urls(self) -> list[Any]:
+        return [object_view_url(self, "search", self.search_view), *super().get_urls()]
+
+    def search_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        return search_view(self, request, object_id)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """With the box that searches the toolbox's tools as a model would."""
+        toolbox = self.get_object(request, object_id)
+        extra = {**(extra_context or {})}
+        if toolbox is not None:
+            extra["search_action"] = search_url(toolbox)
+        return super().change_view(request, object_id, form_url, extra)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)

@@ -91,7 +91,7 @@ async def test_the_meta_tools_answer_behind_it(client, acme):
     }
     listed = await client.post("/mcp", json=rpc("tools/list"), headers=headers)
     names = [tool["name"] for tool in listed.json()["result"]["tools"]]
-    assert names == ["open_toolbox", "use_tool"]
+    assert names == ["open_toolbox", "use_tool", "search_tools"]
     call = rpc("tools/call", {"name": "open_toolbox", "arguments": {"toolbox": "nope"}})
     opened = (await client.post("/mcp", json=call, headers=headers)).json()["result"]
     assert opened["isError"] is True

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
-from mcp_gateway.metatools.schemas import parse_open_args, parse_use_args
+from mcp_gateway.metatools.schemas import parse_open_args, parse_search_args, parse_use_args
 
 
 def message(parse, arguments) -> str:
@@ -86,3 +86,28 @@ def test_any_use_arguments_give_a_result_or_a_clear_error(arguments):
         )
     else:
         assert all(getattr(args.tool, field).strip() for field in ("toolbox", "server", "name"))
+
+
+LIMIT = "Invalid parameters: limit must be an integer from 1 to 50"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text"),
+    [
+        ({"query": "x", "limit": 0, "extra_field": 1}, "Unrecognized key: 'extra_field'"),
+        ({"query": "", "limit": 0}, LIMIT.removeprefix("Invalid parameters: ")),
+        ({"limit": 5}, "query is required"),
+        ({"query": " ", "toolbox": ""}, "query cannot be empty"),
+        ({"query": "x", "toolbox": ""}, "toolbox cannot be empty"),
+        ({"query": "x", "limit": 1.0}, LIMIT.removeprefix("Invalid parameters: ")),
+        ({"query": "x", "limit": False}, LIMIT.removeprefix("Invalid parameters: ")),
+    ],
+)
+def test_search_arguments_in_order_unknown_key_limit_query_toolbox(arguments, text):
+    assert message(parse_search_args, arguments) == f"Invalid parameters: {text}"
+
+
+def test_search_limit_bounds_and_default():
+    assert parse_search_args({"query": "x"}).limit == 10
+    assert [parse_search_args({"query": "x", "limit": n}).limit for n in (1, 50)] == [1, 50]
+    assert parse_search_args({"query": "x"}).toolbox is None

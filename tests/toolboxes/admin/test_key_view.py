@@ -123,7 +123,8 @@ def test_the_key_page_shows_it_with_the_saving_in_numbers(setup, admin_client, s
 
 
 def test_a_big_toolbox_shows_a_real_saving(make_tenant, make_toolbox, make_server, admin_client):
-    """Thirty tools with real schemas: the saving is most of their size."""
+    """Thirty tools with real schemas: the saving is most of their size (the three
+    meta-tools' definitions are 2.5 KB)."""
     tenant = make_tenant("big")
     server = make_server(make_toolbox(tenant, "dev"), "many")
     schema = {
@@ -136,7 +137,7 @@ def test_a_big_toolbox_shows_a_real_saving(make_tenant, make_toolbox, make_serve
     api_key, _ = ApiKey.issue(tenant)
     seen = key_sees(api_key.prefix, offered_tools(api_key))
     assert seen.tool_count == 30 and seen.size == size(*offered)
-    assert seen.size > 4 * seen.meta_tools_size
+    assert seen.size > 2 * seen.meta_tools_size
     text = admin_client.get(reverse("admin:toolboxes_apikey_change", args=[api_key.pk]))
     assert f" tokens, {round(100 * (seen.size - seen.meta_tools_size) / seen.size)}%)" in (
         text.content.decode()

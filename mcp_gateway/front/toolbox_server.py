@@ -1,0 +1,344 @@
+"""One toolbox as an MCP server of its own: `/mcp/t/<tenant-slug>/toolboxes/<toolbox>`.
+
+The same door as `/mcp/t/<tenant-slug>` (`http`: credentials, the tenant's path, the one
+404 for a toolbox the credential may not open), served statelessly by an SDK `Server` of
+its own: the toolbox's tools named `<server>__<tool>`, each call a `use_tool` of that tool
+(`metatools.use_tool.ToolUser`: the same checks, limits, accounts, texts, call log), its
+servers' resources, templates, prompts and completions joined and routed back
+(`metatools.toolbox_members`), and instructions made of the toolbox's description and its
+servers' own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_gateway import __version__
+from mcp_gateway.front.asgi import REFUSED
+from mcp_gateway.front.cancellation import InFlightCalls
+from mcp_gateway.front.endpoints import TENANT_PREFIX
+from mcp_gateway.front.request_naming import request_middlewares
+from mcp_gateway.front.request_state import RequestState
+from mcp_gateway.front.server import _progress_forwarder, sign_in_elicitation
+from mcp_gateway.metatools import errors
+from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.parts import MetaToolParts
+from mcp_gateway.metatools.toolbox_links import ResultLinks
+from mcp_gateway.metatools.toolbox_members import (
+    ImplicitlyOpen,
+    Member,
+    ToolboxMembers,
+    forwarded,
+    tool_not_found,
+)
+from mcp_gateway.metatools.tools import error_result, failed
+from mcp_gateway.metatools.use_tool import ToolCall, ToolUser
+from mcp_gateway.observe.outcome import Named, Outcome
+from mcp_gateway.observe.recorder import Recorder
+from mcp_gateway.snapshots.callers import Caller
+from mcp_gateway.snapshots.servers import ToolboxConfig
+from mcp_gateway.store.failure import StoreUnavailable
+
+TOOLBOXES = "/toolboxes/"
+RESOURCE_NOT_FOUND = "Resource not found"
+RESOURCE_NOT_FOUND_2025 = -32002  # the 2025-11-25 schema's code (mcp_types has it no more)
+PROMPT_NOT_FOUND = "Prompt not found"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolboxPath:
+    slug: str
+    toolbox: str
+
+
+def toolbox_path(path: str) -> ToolboxPath | None:
+    """`/mcp/t/<slug>/toolboxes/<toolbox>` (a trailing slash allowed), else None. A path
+    of that form naming nothing well (empty, more segments) is one with an empty name."""
+    if not path.startswith(TENANT_PREFIX):
+        return None
+    rest = path[len(TENANT_PREFIX) :]
+    slug, found, toolbox = rest.partition(TOOLBOXES)
+    if not found or not slug or "/" in slug:
+        return None
+    toolbox = toolbox[:-1] if toolbox.endswith("/") else toolbox
+    return ToolboxPath(slug, "" if "/" in toolbox else toolbox)  # ASGI paths are decoded
+
+
+def may_open(caller: Caller, path: ToolboxPath) -> bool:
+    """Whether this credential may open the path's toolbox: its tenant's, one that exists,
+    one the credential may use (else the one 404 of `/mcp/t/<slug>`)."""
+    return (
+        path.slug == caller.tenant.slug
+        and caller.tenant.toolbox(path.toolbox) is not None
+        and caller.key.allows(path.toolbox)
+    )
+
+
+def resource_not_found_code(protocol_version: str) -> int:
+    """The protocol's resource-not-found error: -32002 up to 2025-11-25; from 2026-07-28,
+    which retired that code, invalid params (as the SDK's own servers answer)."""
+    if protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return types.INVALID_PARAMS
+    return RESOURCE_NOT_FOUND_2025
+
+
+def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
+    assert ctx.request is not None
+    state = RequestState.of(ctx.request.scope)  # set by front.http for every request
+    assert state is not None
+    return state
+
+
+def _toolbox(ctx: ServerRequestContext[Any, Any]) -> tuple[Caller, ToolboxConfig]:
+    assert ctx.request is not None
+    caller = _state(ctx).caller
+    path = toolbox_path(ctx.request.scope.get("path", ""))
+    toolbox = caller.tenant.toolbox(path.toolbox) if path is not None else None
+    if toolbox is None or not caller.key.allows(toolbox.name):  # checked by http already
+        raise MCPError(types.INVALID_REQUEST, "There is no toolbox at this path.")
+    return caller, toolbox
+
+
+def instructions_of(toolbox: ToolboxConfig, members: list[Member]) -> str:
+    """The toolbox's description, then each server's own instructions under its name."""
+    parts = [toolbox.description.strip() or f"The toolbox '{toolbox.name}'."]
+    for member in members:
+        text = member.conn.instructions if member.conn is not None else None
+        if text and text.strip():
+            parts.append(f"## {member.server.name}\n\n{text.strip()}")
+    return "\n\n".join(parts)
+
+
+def declared(capabilities: dict[str, Any], members: list[Member]) -> dict[str, Any]:
+    """The endpoint's capabilities: resources, prompts and completions only where one of
+    the toolbox's servers declares them."""
+    kept = dict(capabilities)
+    for capability in ("resources", "prompts", "completions"):
+        if not any(member.declares(capability) for member in members):
+            kept.pop(capability, None)
+    return kept
+
+
+def build_toolbox_server(
+    parts: MetaToolParts, recorder: Recorder, in_flight: InFlightCalls
+) -> Server[Any]:
+    members = ToolboxMembers(parts)
+    opened = parts.open_toolboxes  # where the links a result handed a caller are kept too
+    links = ResultLinks(opened.store, opened.prefix, opened.idle_seconds)
+    user = ToolUser(replace(parts, open_toolboxes=ImplicitlyOpen()))
+
+    async def reach(caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
+        """The toolbox's servers; an open refused by its rate limit as a JSON-RPC error
+        (a list has no tool result to carry it), with the contract's text and code."""
+        try:
+            return await members.connect(caller, toolbox)
+        except GatewayError as error:
+            data = {"code": error.code.value, **error.details}
+            raise MCPError(REFUSED, error.message, data) from None
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        caller, toolbox = _toolbox(ctx)
+        return types.ListToolsResult(tools=members.tools(await reach(caller, toolbox)))
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            return await use_tool(ctx, params)
+        except StoreUnavailable as exc:  # as the main endpoint's: JSON-RPC's, with incident
+            raise MCPError(types.INTERNAL_ERROR, str(exc), {"incident": exc.incident}) from exc
+
+    async def use_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        state = _state(ctx)
+        caller, toolbox = _toolbox(ctx)
+        started = time.perf_counter()
+        refusal: GatewayError | None = None
+        try:
+            ref = await members.tool_ref(caller, toolbox, params.name)
+        except GatewayError as error:  # an open its rate limit refused (a shared name)
+            ref, refusal = None, error
+        # As use_tool's arguments would name it: what the call log keeps.
+        arguments: dict[str, Any] = {
+            "tool": {
+                "toolbox": toolbox.name,
+                "server": ref[0] if ref else "",
+                "name": ref[1] if ref else params.name,
+            },
+            "arguments": params.arguments or {},
+        }
+        if ref is None:
+            refusal = refusal or tool_not_found(params.name, toolbox.name)
+            refused = failed(refusal, Named(toolbox.name, "", params.name), toolbox)
+            recorder.use_tool(caller, arguments, refused, started)
+            assert refused.result is not None
+            return refused.result
+        call = ToolCall.of(caller, arguments)
+        outcome: Outcome | None = None
+        try:
+            with in_flight.track(state.owner, ctx.request_id):
+                outcome = await user(call, _progress_forwarder(ctx))
+        finally:  # a cancelled call is recorded too (its result None)
+            done = outcome or call.outcome(None)
+            recorder.use_tool(caller, arguments, done, started)
+        if outcome is None:
+            return error_result(errors.cancelled())
+        assert outcome.result is not None
+        if outcome.server is not None and not outcome.error_code:
+            await links.remember(caller.owner, toolbox.name, outcome.server.name, outcome.result)
+        if state.url_elicitation and outcome.error_code == ErrorCode.AUTH_REQUIRED:
+            raise sign_in_elicitation(outcome.result)
+        return outcome.result
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        caller, toolbox = _toolbox(ctx)
+        found = await members.resources(await reach(caller, toolbox))
+        return types.ListResourcesResult(resources=found)
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        caller, toolbox = _toolbox(ctx)
+        found = await members.templates(await reach(caller, toolbox))
+        return types.ListResourceTemplatesResult(resource_templates=found)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        caller, toolbox = _toolbox(ctx)
+        uri = str(params.uri)
+        linked = await links.server_of(caller.owner, toolbox.name, uri)
+        owner = await members.owner_of(await reach(caller, toolbox), uri, linked)
+        if owner is None or owner.conn is None:
+            raise MCPError(
+                resource_not_found_code(ctx.protocol_version),
+                f"{RESOURCE_NOT_FOUND}: {uri}",
+                {"uri": uri},
+            )
+        return await forwarded(
+            owner.conn, types.ReadResourceRequest(params=params), types.ReadResourceResult
+        )
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        caller, toolbox = _toolbox(ctx)
+        found = await members.prompts(await reach(caller, toolbox))
+        return types.ListPromptsResult(prompts=[prompt for _, prompt in found])
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        caller, toolbox = _toolbox(ctx)
+        owner = await members.prompt_owner(await reach(caller, toolbox), params.name)
+        if owner is None or owner[0].conn is None:
+            raise MCPError(
+                types.INVALID_PARAMS, f"{PROMPT_NOT_FOUND}: {params.name}", {"name": params.name}
+            )
+        own = params.model_copy(update={"name": owner[1]})
+        return await forwarded(
+            owner[0].conn, types.GetPromptRequest(params=own), types.GetPromptResult
+        )
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        caller, toolbox = _toolbox(ctx)
+        reached = await reach(caller, toolbox)
+        ref = params.ref
+        owner: Member | None = None
+        if isinstance(ref, types.PromptReference):
+            found = await members.prompt_owner(reached, ref.name)
+            if found is not None:
+                owner, own = found
+                ref = ref.model_copy(update={"name": own})
+        else:
+            await members.listed(reached)
+            owner = members.template_owner(reached, ref.uri)
+        if owner is None or owner.conn is None or not owner.declares("completions"):
+            return types.CompleteResult(completion=types.Completion(values=[]))
+        request = types.CompleteRequest(params=params.model_copy(update={"ref": ref}))
+        return await forwarded(owner.conn, request, types.CompleteResult)
+
+    async def toolbox_instructions(
+        ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+            caller, toolbox = _toolbox(ctx)
+            try:
+                reached = await members.connect(caller, toolbox)
+            except GatewayError:  # its servers not started now: the toolbox's own words
+                return {**result, "instructions": instructions_of(toolbox, [])}
+            result = {
+                **result,
+                "instructions": instructions_of(toolbox, reached),
+                "capabilities": declared(result.get("capabilities", {}), reached),
+            }
+        return result
+
+    server: Server[Any] = Server(
+        "workbench-toolbox",
+        version=__version__,
+        title="Workbench toolbox",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
+    )
+    server.middleware = [
+        *request_middlewares(recorder.client_names, recorder.tracing),
+        toolbox_instructions,
+    ]
+    return server
+
+
+@dataclass(frozen=True, slots=True)
+class ToolboxEndpoint:
+    """The toolbox endpoint's SDK server and its two ways to answer a POST, as the main
+    endpoint's (`assembly.GatewayParts`): SSE (`server.session_manager`) and one JSON body."""
+
+    server: Server[Any]
+    json_answers: StreamableHTTPSessionManager
+
+
+def build_toolbox_endpoint(
+    parts: MetaToolParts,
+    recorder: Recorder,
+    in_flight: InFlightCalls,
+    security: TransportSecuritySettings,
+    max_request_bytes: int,
+) -> ToolboxEndpoint:
+    server = build_toolbox_server(parts, recorder, in_flight)
+    server.streamable_http_app(
+        stateless_http=True,
+        transport_security=security,
+        max_request_body_size=max_request_bytes,
+    )
+    json_answers = StreamableHTTPSessionManager(
+        app=server,
+        json_response=True,
+        stateless=True,
+        security_settings=security,
+        max_request_body_size=max_request_bytes,
+    )
+    return ToolboxEndpoint(server, json_answers)
