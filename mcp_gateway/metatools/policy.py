@@ -7,13 +7,14 @@ caller may call.
 (`decision`: a tool they deny is refused without starting anything), and, where the
 tenant's defaults from annotations could refuse this caller, once the server's tool list
 is known (`annotation_denial`). A list
-of tool entries (`open_toolbox`'s, and any other listing of tools for a caller) goes
-through `callable_entries`, after any cache: one caller's view never reaches another.
+of tool entries (`open_toolbox`'s) goes through `callable_entries`, after any cache: one
+caller's view never reaches another; `search_tools` fills its limit through
+`entry_filter`, the toolbox endpoint's list through `may_call_tool`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kernel.tool_policy import Decision, Subject, is_destructive
@@ -94,3 +95,25 @@ def left_out(entries: list[dict[str, Any]], kept: list[dict[str, Any]]) -> str:
     kept_ids = {id(entry) for entry in kept}
     names = [f"{e['server']}/{e['name']}" for e in entries if id(e) not in kept_ids]
     return "left out by tool policies: " + ", ".join(names)
+
+
+def entry_filter(caller: Caller) -> Callable[[dict[str, Any]], bool] | None:
+    """Whether this caller may call a listed entry (`tools.tool_entry`'s shape), for a
+    search that must fill its limit with callable tools; None: every entry is."""
+    if caller.tenant.policy.empty:
+        return None
+    subject, policy = subject_of(caller), caller.tenant.policy
+
+    def may_call(entry: dict[str, Any]) -> bool:
+        destructive = is_destructive(entry.get("annotations"))
+        where = (entry["toolbox"], entry["server"], entry["name"])
+        return policy.decide(subject, *where, destructive).allowed
+
+    return may_call
+
+
+def may_call_tool(caller: Caller, toolbox: str, server: str, tool: types.Tool) -> bool:
+    """Whether this caller may call a tool as its server lists it (the toolbox endpoint)."""
+    if caller.tenant.policy.empty:
+        return True
+    return decide(caller, toolbox, server, tool.name, annotated_destructive(tool)).allowed

@@ -6,6 +6,7 @@ destructive tools to tenant keys unless an admin's rule for the tool allows them
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -176,3 +177,32 @@ async def test_the_2026_protocol_client_is_refused_alike(live_gateway: LiveGatew
         assert "echo" not in {tool["name"] for tool in opened["tools"]}
         result = await client.call_tool("use_tool", use("dev", "filesystem", "echo", {}))
         assert error_of(result) == ("FORBIDDEN", FORBIDDEN_ECHO)
+
+
+async def test_search_tools_and_the_toolbox_endpoint_leave_a_denied_tool_out(
+    live_gateway: LiveGateway, acme
+):
+    setup, toolbox = acme
+    other = await sync_to_async(setup.new_key)()
+    await ToolPolicy.objects.acreate(
+        tenant=setup.tenant, toolbox=toolbox, tool="echo", subject="key", api_key=setup.api_key
+    )
+    query = {"query": "echo the text back", "limit": 1}
+    async with live_gateway.session(other.key) as session:
+        found = payload(await session.call_tool("search_tools", query))
+        assert [tool["name"] for tool in found["tools"]] == ["echo"]
+    async with live_gateway.session(setup.key) as session:
+        found = payload(await session.call_tool("search_tools", query))
+        # The limit is filled with the next best tool this key may call.
+        assert len(found["tools"]) == 1 and found["tools"][0]["name"] != "echo"
+        refused = await echo(session)  # the search opened the toolbox: the policy refuses
+        assert error_of(refused) == ("FORBIDDEN", FORBIDDEN_ECHO)
+    endpoint = replace(live_gateway, url=live_gateway.url.rstrip("/") + "/t/acme/toolboxes/dev")
+    async with endpoint.session(setup.key) as session:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert "filesystem__echo" not in names and "filesystem__add" in names
+        refused = await session.call_tool("filesystem__echo", {"text": "x"})
+        assert error_of(refused) == ("FORBIDDEN", FORBIDDEN_ECHO)
+    async with endpoint.session(other.key) as session:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert "filesystem__echo" in names
