@@ -23,10 +23,11 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # typed for readers and mypy: what the admin's questions are answered by
+    from mcp_gateway.for_admins.endpoint_names import endpoint_left_out
     from mcp_gateway.for_admins.key_view import KeySees, estimated_tokens, key_sees
     from mcp_gateway.for_admins.server_check import check_servers
     from mcp_gateway.for_admins.tool_search import ToolSearch, find_tools
-    from mcp_gateway.front.endpoints import tenant_endpoint
+    from mcp_gateway.front.endpoints import tenant_endpoint, toolbox_endpoint
 
 __version__ = version("workbench")  # one home: pyproject.toml
 
@@ -37,6 +38,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Gateway": ("mcp_gateway.front.http", "Gateway"),
     "is_gateway_path": ("mcp_gateway.front.endpoints", "is_gateway_path"),
     "tenant_endpoint": ("mcp_gateway.front.endpoints", "tenant_endpoint"),
+    "toolbox_endpoint": ("mcp_gateway.front.endpoints", "toolbox_endpoint"),
     "GatewayOptions": ("mcp_gateway.options", "GatewayOptions"),
     "configure_process": ("mcp_gateway.assembly", "configure_process"),
     "METRICS_PATH": ("mcp_gateway.observe.metrics_endpoint", "METRICS_PATH"),
@@ -71,6 +73,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "key_sees": ("mcp_gateway.for_admins.key_view", "key_sees"),
     "estimated_tokens": ("mcp_gateway.for_admins.key_view", "estimated_tokens"),
     "find_tools": ("mcp_gateway.for_admins.tool_search", "find_tools"),
+    "endpoint_left_out": ("mcp_gateway.for_admins.endpoint_names", "endpoint_left_out"),
     "ToolSearch": ("mcp_gateway.for_admins.tool_search", "ToolSearch"),
     # The dashboard's live connections (this host's gateway processes)
     "live_downstream": ("mcp_gateway.observe.metrics", "live_downstream"),
@@ -102,6 +105,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "check_servers",
     "configure_process",
     "embedded_store",
+    "endpoint_left_out",
     "env_file_names",
     "estimated_tokens",
     "find_tools",
@@ -116,6 +120,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "seccomp_program",
     "shared_cache",
     "tenant_endpoint",
+    "toolbox_endpoint",
     "uid_claim_held",
     "warming",
 ]

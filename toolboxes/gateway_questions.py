@@ -125,6 +125,8 @@ class Answers:
     estimated_tokens: Callable[[int], int]
     find_tools: Callable[[int, str, str | None, int], ToolSearch | None]
     tenant_endpoint: Callable[[str, str], str]
+    toolbox_endpoint: Callable[[str, str, str], str]
+    endpoint_left_out: Callable[[int, str], list[str]]
 
 
 class NotAnswered(RuntimeError):
@@ -177,3 +179,13 @@ def find_tools(
 def tenant_endpoint(mcp_url: str, slug: str) -> str:
     """A tenant's own endpoint, given the gateway's."""
     return _asked().tenant_endpoint(mcp_url, slug)
+
+
+def toolbox_endpoint(mcp_url: str, slug: str, toolbox: str) -> str:
+    """One toolbox's endpoint as an MCP server of its own, given the gateway's."""
+    return _asked().toolbox_endpoint(mcp_url, slug, toolbox)
+
+
+def endpoint_left_out(tenant_id: int, toolbox: str) -> list[str]:
+    """The tools of a toolbox its own endpoint does not offer, one line each with why."""
+    return _asked().endpoint_left_out(tenant_id, toolbox)

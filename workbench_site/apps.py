@@ -46,12 +46,22 @@ def _tenant_endpoint(mcp_url: str, slug: str) -> str:
     return mcp_gateway.tenant_endpoint(mcp_url, slug)
 
 
+def _toolbox_endpoint(mcp_url: str, slug: str, toolbox: str) -> str:
+    return mcp_gateway.toolbox_endpoint(mcp_url, slug, toolbox)
+
+
+def _endpoint_left_out(tenant_id: int, toolbox: str) -> list[str]:
+    return mcp_gateway.endpoint_left_out(tenant_id, toolbox)
+
+
 GATEWAY_ANSWERS = gateway_questions.Answers(
     check_servers=_check_servers,
     key_sees=_key_sees,
     estimated_tokens=_estimated_tokens,
     find_tools=_find_tools,
     tenant_endpoint=_tenant_endpoint,
+    toolbox_endpoint=_toolbox_endpoint,
+    endpoint_left_out=_endpoint_left_out,
 )
 
 

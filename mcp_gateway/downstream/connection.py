@@ -12,13 +12,15 @@ import logging
 import math
 import os
 import time
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, suppress
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import httpx2
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
@@ -29,8 +31,14 @@ from kernel.pins import definition, digest
 from kernel.redaction import Redactor, current_redactor
 from mcp_gateway import __version__
 from mcp_gateway.downstream import failures
-from mcp_gateway.downstream.discovery import connect_settings, list_all_tools, redactor_for
+from mcp_gateway.downstream.discovery import (
+    DiscoveryBounds,
+    connect_settings,
+    list_all_tools,
+    redactor_for,
+)
 from mcp_gateway.downstream.envrefs import ReferenceEnviron
+from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.downstream.stderr import StderrPipe
@@ -45,6 +53,29 @@ logger = logging.getLogger("workbench.downstream")
 
 CLIENT_INFO = types.Implementation(name="workbench-gateway", version=__version__)
 ResultT = TypeVar("ResultT", bound=types.Result)
+# Log messages queued for one call's client, at most; more are dropped (the log has them).
+CALL_LOG_QUEUE = 256
+# What of a client's request `_meta` is not passed on: the progress token (the gateway asks
+# for progress with its own) and the protocol's reserved keys, which describe the client's
+# session with the gateway (its protocol version, capabilities, log level), not this one.
+RESERVED_META_PREFIX = "io.modelcontextprotocol/"
+NOT_PASSED_ON = frozenset({"progressToken", "progress_token"})
+
+LogParams = types.LoggingMessageNotificationParams
+LogForward = Callable[[LogParams], Awaitable[None]]
+
+
+def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
+    """The part of a client's request `_meta` that the downstream request carries: custom
+    keys and the trace context (`traceparent`, `tracestate`), as they came."""
+    if not meta:
+        return None
+    kept = {
+        key: value
+        for key, value in meta.items()
+        if key not in NOT_PASSED_ON and not key.startswith(RESERVED_META_PREFIX)
+    }
+    return cast("types.RequestParamsMeta", kept) if kept else None
 
 
 class Connection:
@@ -70,9 +101,29 @@ class Connection:
         self.label = str(ref)  # its log lines' name
         self.connect_timeout = connect_timeout
         self.tools: list[types.Tool] = []
-        # Each tool's definition (kernel.pins) and its digest by name: made once, at connect.
+        # Each tool's definition (kernel.pins) and its digest by name: made at connect, and
+        # again at each listing the server's `list_changed` asks for.
         self.definitions: list[dict[str, Any]] = []
         self.digests: dict[str, str] = {}
+        # Bumped at every listing after the first: what was made from `tools` (an open's
+        # answer, a search index) compares it to know it is stale.
+        self.tools_version = 0
+        self._relist_wanted = anyio.Event()
+        self._relisting: anyio.Event | None = None  # set once the wanted listing is done
+        self._listed = anyio.Event()  # set (and replaced) at each listing, and at the end
+        # Calls in flight: each one's queue of log messages for its client (None: its
+        # client takes none). A log message goes to a call only when it is the one.
+        self._calls: dict[int, MemoryObjectSendStream[LogParams] | None] = {}
+        self._call_ids = 0
+        self.notifications = Notifications(
+            self.label,
+            ref.tenant,
+            ref.server,
+            lambda: self._redact,
+            self._log_sink,
+            self._tools_changed,
+            partial(self.recorder.downstream_notifications_dropped, ref),
+        )
         self.error: str | None = None  # the client's phrase
         self.incident: str | None = None  # the log line that tells the rest
         self.failure: failures.Story | None = None  # for the admin's cause (`causes`)
@@ -135,13 +186,18 @@ class Connection:
                         auth=self.auth,
                         sandbox=sandbox,
                         on_limit_kill=partial(self.recorder.downstream_limit_kill, self.ref),
+                        admit=self.notifications.admit,  # a stdio server's, as it is read
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
                     if stderr:
                         stderr.child_started()
                     session = await stack.enter_async_context(
                         ClientSession(
-                            WatchedStream(read, self._on_end_of_stream),
+                            WatchedStream(
+                                read,
+                                self._on_end_of_stream,
+                                None if self.server.is_stdio else self.notifications.admit,
+                            ),
                             write,
                             client_info=CLIENT_INFO,
                         )
@@ -158,7 +214,10 @@ class Connection:
                     self._ready.set()
                     connected = True
                     self.recorder.downstream_started(self.ref)
-                    await self._stop.wait()
+                    async with anyio.create_task_group() as relisting:
+                        relisting.start_soon(self._relist_forever, session, bounds)
+                        await self._stop.wait()
+                        relisting.cancel_scope.cancel()
             if connecting.cancelled_caught and not self._ready.is_set():
                 self._fail(
                     self._timeout_phrase(phase),
@@ -178,6 +237,10 @@ class Connection:
                 logger.warning("[%s] connection ended: %s", self.label, self._redact(repr(exc)))
         finally:
             self._session = None
+            self.notifications.close()
+            self._listed.set()
+            if self._relisting is not None:
+                self._relisting.set()
             if stderr:
                 stderr.close()
             if self.error and not self._ready.is_set():
@@ -232,13 +295,88 @@ class Connection:
     def has_tool(self, name: str) -> bool:
         return name in self.digests
 
+    # The server's tools, listed again when it says they changed
+
+    def _tools_changed(self) -> None:
+        """The server sent `notifications/tools/list_changed` (read in order, so before the
+        answer of a call during which it was sent)."""
+        self._relist_wanted.set()
+        if self._relisting is None:
+            self._relisting = anyio.Event()
+
+    async def _relist_forever(self, session: ClientSession, bounds: DiscoveryBounds) -> None:
+        """List again after each `list_changed`; those that come during a listing make one
+        more listing, not one each."""
+        while True:
+            await self._relist_wanted.wait()
+            self._relist_wanted = anyio.Event()
+            try:
+                tools = await list_all_tools(session, bounds)
+            except Exception as exc:  # the tools listed before stay; the next change retries
+                logger.warning(
+                    "[%s] listing the tools again failed: %s", self.label, self._redact(repr(exc))
+                )
+            else:
+                self._replace_tools(tools)
+            if not self._relist_wanted.is_set() and self._relisting is not None:
+                self._relisting.set()
+                self._relisting = None
+
+    def _replace_tools(self, tools: list[types.Tool]) -> None:
+        definitions = [definition(tool) for tool in tools]
+        self.tools = tools
+        self.definitions = definitions
+        self.digests = {item["name"]: digest(item) for item in definitions}
+        self.tools_version += 1
+        logger.info(
+            "[%s] tools listed again (%d tools, version %d)",
+            self.label,
+            len(tools),
+            self.tools_version,
+        )
+        listed, self._listed = self._listed, anyio.Event()
+        listed.set()
+
+    async def listing_after(self, version: int) -> None:
+        """Returns once the tools were listed again after `version`, or the connection ended."""
+        while self.tools_version == version and not self._closed.is_set():
+            await self._listed.wait()
+
+    async def _listed_if_changed(self) -> None:
+        """A call during which the server announced a change answers after the new listing,
+        so that the client's next `open_toolbox` shows it (bounded by the connect timeout)."""
+        relisting = self._relisting
+        if relisting is not None:
+            with anyio.move_on_after(self.connect_timeout):
+                await relisting.wait()
+
+    # Log messages, to the call they belong to
+
+    def _log_sink(self) -> LogSink | None:
+        if len(self._calls) != 1:
+            return None  # no call, or several: whose it is cannot be told
+        queue = next(iter(self._calls.values()))
+        if queue is None:
+            return None
+
+        def put(params: types.LoggingMessageNotificationParams) -> None:
+            # The client slow, or its call over: the gateway's log has the message.
+            with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                queue.send_nowait(params)
+
+        return put
+
     async def call_tool(
         self,
         name: str,
         arguments: dict[str, Any],
         *,
         progress_callback: ProgressFnT | None = None,
+        meta: Mapping[str, Any] | None = None,
+        on_log: LogForward | None = None,
     ) -> types.CallToolResult:
+        """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
+        `on_log`: where this call's log messages go (its client), None for nowhere."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -248,6 +386,14 @@ class Connection:
         self.in_flight += 1
         self.last_used = time.monotonic()
         token = current_redactor.set(self._redact)
+        self._call_ids += 1
+        call_id = self._call_ids
+        logs = received = None
+        if on_log is not None:
+            logs, received = anyio.create_memory_object_stream[
+                types.LoggingMessageNotificationParams
+            ](CALL_LOG_QUEUE)
+        self._calls[call_id] = logs
         try:
             # The gateway's own deadline, not the SDK's read timeout: the SDK reports its
             # timeout as an MCPError of code -32001, which a server may send as its own
@@ -259,13 +405,24 @@ class Connection:
                 anyio.move_on_after(timeout) as deadline,
                 tracing.downstream_span(self.ref, name, self.recorder.tracing) as span,
             ):
-                result = await session.send_request(
-                    types.CallToolRequest(
-                        params=types.CallToolRequestParams(name=name, arguments=arguments)
-                    ),
-                    types.CallToolResult,
-                    progress_callback=progress_callback,
+                request = types.CallToolRequest(
+                    params=types.CallToolRequestParams(
+                        name=name, arguments=arguments, _meta=passed_on_meta(meta)
+                    )
                 )
+                if logs is None or received is None or on_log is None:
+                    result = await session.send_request(
+                        request, types.CallToolResult, progress_callback=progress_callback
+                    )
+                else:
+                    result = await _with_logs(
+                        session.send_request(
+                            request, types.CallToolResult, progress_callback=progress_callback
+                        ),
+                        logs,
+                        received,
+                        on_log,
+                    )
                 span.finished(result)
             if deadline.cancelled_caught:
                 raise self._call_failure(
@@ -273,13 +430,14 @@ class Connection:
                     f"tools/call {name}: no answer within {timeout:g}s",
                     timed_out=True,
                 )
+            await self._listed_if_changed()  # the answer is in: outside the call's deadline
         except MCPError as exc:
             # CONNECTION_CLOSED (-32000) is also a code a server may send: closed means the
             # stream really ended.
             if exc.code == CONNECTION_CLOSED and self._stream_ended:
                 raise self._broken() from None
             # The server's own JSON-RPC error: the tool's answer, passed on unchanged.
-            raise failures.DownstreamFailure(exc.message) from None
+            raise failures.DownstreamFailure(exc.message, error=exc.error) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise self._broken() from None
         except failures.DownstreamFailure:
@@ -289,6 +447,9 @@ class Connection:
                 "the server sent an invalid result", f"tools/call {name}: {exc!r}"
             ) from None
         finally:
+            del self._calls[call_id]
+            if logs is not None:
+                logs.close()
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
@@ -369,3 +530,36 @@ class Connection:
             self.in_flight -= 1
             self.last_used = time.monotonic()
         return result
+
+
+async def _with_logs(
+    call: Awaitable[types.CallToolResult],
+    logs: MemoryObjectSendStream[types.LoggingMessageNotificationParams],
+    received: MemoryObjectReceiveStream[types.LoggingMessageNotificationParams],
+    on_log: LogForward,
+) -> types.CallToolResult:
+    """The call's result, once every log message the server sent before it is forwarded
+    (they were read before the result: the stream is read in order)."""
+
+    async def forward() -> None:
+        async with received:
+            async for params in received:
+                try:
+                    await on_log(params)
+                except Exception:  # the client went away: its call ends as it would
+                    logger.debug("a log message could not be forwarded", exc_info=True)
+
+    result: types.CallToolResult | None = None
+    failure: Exception | None = None
+    async with anyio.create_task_group() as forwarding:
+        forwarding.start_soon(forward)
+        try:
+            result = await call
+        except Exception as exc:  # raised after the forwarder is done, not as a group
+            failure = exc
+        finally:
+            logs.close()
+    if failure is not None:
+        raise failure
+    assert result is not None
+    return result

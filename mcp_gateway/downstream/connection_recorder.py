@@ -4,10 +4,11 @@ tools offered (the server's status in the admin), and what it offers for pinning
 
 Once per connection the pool starts (never per call): a small task waits for the connect
 to finish and hands the record to `record` (the gateway gives `database.records`'
-`record_connection`: one trip to the ORM's thread). A server failing for clients so shows
-failing in the admin. Nothing waits for the record, and the gateway's decision does not
-either: the snapshot trusts a configuration's first offer (trust-first) until the record
-says otherwise. A lost record is written by the next connect.
+`record_connection`: one trip to the ORM's thread), and again after each listing the
+server's `list_changed` asked for (the new offer, pinned as the tenant's policy says). A
+server failing for clients so shows failing in the admin. Nothing waits for the record,
+and the gateway's decision does not either: the snapshot trusts a configuration's first
+offer (trust-first) until the record says otherwise. A lost record is written by the next connect.
 """
 
 from __future__ import annotations
@@ -54,3 +55,25 @@ async def record_connection(conn: Connection, record: RecordConnection) -> None:
         )
     except Exception:  # a record lost is written by the next connection
         logger.exception("[%s] could not record the connection", conn.label)
+    if not ok:
+        return
+    while True:
+        version = conn.tools_version
+        await conn.listing_after(version)
+        if conn.closed:
+            return
+        server = conn.server  # the pool hands the newest settings to each caller
+        try:
+            await record(
+                server.server_id,
+                server.pins.policy,
+                server.fingerprint,
+                True,
+                milliseconds,
+                "",
+                conn.definitions,
+                "",
+                "",
+            )
+        except Exception:  # the next listing (or connection) records the offer
+            logger.exception("[%s] could not record the new tool list", conn.label)

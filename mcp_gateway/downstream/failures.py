@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -22,6 +23,9 @@ from kernel.egress import UNREACHABLE
 from kernel.incidents import new_incident_id
 from kernel.redaction import Redactor
 from mcp_gateway.downstream.envrefs import ExpansionError
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 logger = logging.getLogger("workbench.incident")
 
@@ -43,15 +47,22 @@ CALL_FAILED = "the call failed in the gateway"
 class DownstreamFailure(Exception):
     """A downstream call failed; `timed_out` tells TIMEOUT from DOWNSTREAM_ERROR, and
     `incident` names the log line of a failure the gateway describes (None for the
-    server's own JSON-RPC error, which is the tool's answer)."""
+    server's own JSON-RPC error, which is the tool's answer). `error`: that JSON-RPC error
+    (its code and data), when the server answered with one."""
 
     def __init__(
-        self, reason: str, *, timed_out: bool = False, incident: str | None = None
+        self,
+        reason: str,
+        *,
+        timed_out: bool = False,
+        incident: str | None = None,
+        error: types.ErrorData | None = None,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.timed_out = timed_out
         self.incident = incident
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ upgrade that changes them fails there, by name. Every difference from the SDK's
   (the SDK passes it to the decoder and the encoder). Bytes that do not decode end the
   reader with a warning, so the session sees the connection end.
 - Writer flush timeout at shutdown: 2 s (`_WRITER_FLUSH_TIMEOUT`), not the SDK's 0.5 s.
+- Each message read may be kept from the session (`admit`: the connection's bound on a
+  server's notifications), before it costs a trip through the stream.
 - Read errors are quiet: the SDK logs a broken stream or `ConnectionError` outside its
   shutdown with a traceback; here they end the reader silently, like a closed stream.
 - Requests sent and not answered are tracked, so that in a sandbox the calls a server
@@ -178,6 +180,7 @@ async def bounded_stdio_client(
     *,
     policy: SandboxPolicy,
     on_limit_kill: Callable[[], None] | None = None,
+    admit: Callable[[SessionMessage], bool] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """`stdio_client`, with lines over `max_message_chars` answered as results over
     `result_limit` (the limit the operator set; a message adds its envelope to it).
@@ -187,6 +190,9 @@ async def bounded_stdio_client(
     is stopped by one of its limits, the calls it leaves unanswered get a reason naming it.
     `policy`: the gateway's sandbox policy (a benchmark builds its own the same way).
     `on_limit_kill`: told when a limit stopped the server (the connection's recorder).
+    `admit`: sees each message as it is read, in order, and keeps from the session what it
+    answers False for (the connection's notifications: dropped here, a flood costs no more
+    than its reading).
     """
     stderr = errlog if isinstance(errlog, StderrPipe) else None
     limits = None
@@ -229,6 +235,8 @@ async def bounded_stdio_client(
                                 logger.warning("dropped a %d-character message", line[2])
                             if message is not None:
                                 if isinstance(message, SessionMessage):
+                                    if admit is not None and not admit(message):
+                                        continue
                                     _answered(message, pending)
                                 await read_writer.send(message)
                     if pending:

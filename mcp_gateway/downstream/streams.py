@@ -29,11 +29,18 @@ def result_size(result: types.CallToolResult) -> int:
 
 class WatchedStream(ObjectReceiveStream[Any]):
     """The transport's read stream, telling its owner when it ends: the only sign that
-    an idle server has died."""
+    an idle server has died. `admit` sees each item first, in order, and keeps from the
+    SDK what it answers False for (`notifications.Notifications.admit`)."""
 
-    def __init__(self, inner: ObjectReceiveStream[Any], on_end: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        inner: ObjectReceiveStream[Any],
+        on_end: Callable[[], None],
+        admit: Callable[[Any], bool] | None = None,
+    ) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._admit = admit
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's contextvars from here
@@ -41,7 +48,12 @@ class WatchedStream(ObjectReceiveStream[Any]):
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
+            admit = self._admit
+            if admit is not None:
+                while not admit(item):
+                    item = await self._inner.receive()
+            return item
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise

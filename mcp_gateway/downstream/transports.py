@@ -12,6 +12,7 @@ import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
 
 from kernel.classified import ClassifiedFailure
 from kernel.egress import UNREACHABLE, EgressPolicy, PinnedTransport
@@ -90,8 +91,10 @@ def open_transport(
     auth: httpx2.Auth | None = None,
     sandbox: SandboxPolicy,
     on_limit_kill: Callable[[], None] | None = None,
+    admit: Callable[[SessionMessage], bool] | None = None,
 ) -> AbstractAsyncContextManager[Any]:
-    """The SDK transport context manager for this server (enter it in the owning task)."""
+    """The SDK transport context manager for this server (enter it in the owning task).
+    `admit`: a stdio server's messages as they are read (`stdio.bounded_stdio_client`)."""
     max_message_bytes = max_result_bytes + MESSAGE_ENVELOPE_BYTES
     if server.is_stdio:
         params = stdio_parameters(server, environ, sandbox)
@@ -103,6 +106,7 @@ def open_transport(
             sandbox=server.sandbox,
             policy=sandbox,
             on_limit_kill=on_limit_kill,
+            admit=admit,
         )
     url, headers = remote_target(server, environ)
     policy = egress or EgressPolicy.from_settings()

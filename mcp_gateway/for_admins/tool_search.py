@@ -18,11 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.pins import digests
 from mcp_gateway.database.reads import last_listings, load_tenant
-from mcp_gateway.search.documents import Described
 from mcp_gateway.search.index import SearchHit, ServerTools, ToolIndex
-from mcp_gateway.snapshots.servers import ServerConfig, ToolboxConfig
 
 NEVER_LISTED = "never listed"
 CHECK_FAILED = "its last check failed"
@@ -76,6 +73,11 @@ def find_tools(
 ) -> ToolSearch | None:
     """The best `limit` tools of the tenant (or of its toolbox `toolbox`) for `query`, best
     first; None when there is no such tenant or toolbox. A blank query finds nothing."""
+    # Imported here: the admin imports the face, and the SDK (a second of start-up) is
+    # loaded by the first search instead of by every manage.py command. The index's own
+    # rules (`known_tools`): what a client may see of a listing, how a server is described.
+    from mcp_gateway.metatools.known_tools import Listing, described, visible_entries
+
     tenant = load_tenant(tenant_id, 0)
     if tenant is None:
         return None
@@ -94,48 +96,15 @@ def find_tools(
                 not_searched.append(NotSearched(box.name, server.name, server.server_id, reason))
                 continue
             key = str(server.server_id)
-            listed = _listed(server, box, definitions)
+            listed = list(visible_entries(Listing.stored(definitions), server, box).values())
             entries.update(((key, entry["name"]), entry) for entry in listed)
-            described = Described(box.name, box.description), Described(server.name)
-            searched.append((key, *described, listed))
+            searched.append((key, *described(server, box), listed))
     hits = _ranked(searched, query, limit)
     found = tuple(
         FoundTool(rank, hit.score, int(hit.server_key), entries[hit.server_key, hit.tool])
         for rank, hit in enumerate(hits, start=1)
     )
     return ToolSearch(query, found, tuple(not_searched))
-
-
-def _listed(
-    server: ServerConfig, toolbox: ToolboxConfig, definitions: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The server's tool entries as `open_toolbox` lists them: filters applied, held ones
-    left out."""
-    # Imported here: the admin imports the face, and the SDK (a second of start-up) is
-    # loaded by the first search instead of by every manage.py command.
-    from mcp_gateway.metatools.tools import tool_entry
-
-    tools = _tools(definitions)
-    allowed = [tool for tool in tools if server.allows(tool.name)]
-    waiting = server.pins.held_names(digests(allowed), server.fingerprint)
-    return [
-        tool_entry(tool, server.name, toolbox.name) for tool in allowed if tool.name not in waiting
-    ]
-
-
-def _tools(definitions: list[dict[str, Any]]) -> list[Any]:
-    """The stored definitions as the SDK's tools; one it would refuse (a row written by an
-    older version, say) is left out: no client could be given it either."""
-    import mcp_types as types
-    from pydantic import ValidationError
-
-    tools = []
-    for item in definitions:
-        try:
-            tools.append(types.Tool.model_validate(item))
-        except ValidationError:
-            continue
-    return tools
 
 
 def _ranked(searched: list[ServerTools], query: str, limit: int) -> list[SearchHit]:

@@ -21,9 +21,10 @@ from mcp_gateway.front.request_state import RequestState
 logger = logging.getLogger("workbench.auth")
 
 SESSION_HEADER = b"mcp-session-id"
-# A body that may ask for progress: the key itself, or any JSON escape (which could spell
-# it). Such a request is answered as an SSE stream, so that its progress can come on it.
-PROGRESS_MARKERS = (b"progressToken", b"\\u")
+# A body that may ask for progress or log messages: the keys themselves, or any JSON escape
+# (which could spell them). Such a request is answered as an SSE stream, so that its
+# progress and log messages can come on it.
+PROGRESS_MARKERS = (b"progressToken", b"io.modelcontextprotocol/logLevel", b"\\u")
 
 
 async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bool]:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from mcp_types import ElicitRequestURLParams
+from mcp_types import LOG_LEVEL_META_KEY, ElicitRequestURLParams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway import __version__
+from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.front import instructions
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.request_naming import request_middlewares
@@ -32,6 +34,9 @@ from mcp_gateway.metatools.use_tool import ToolCall
 from mcp_gateway.observe.outcome import Outcome
 from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.store.failure import StoreUnavailable
+
+# MCP's log levels, least severe first.
+LOG_LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)
 
 
 def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
@@ -51,6 +56,36 @@ def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | No
         await ctx.session.report_progress(progress, total, message)
 
     return forward
+
+
+def _log_forwarder(ctx: ServerRequestContext[Any, Any]) -> LogForward | None:
+    """Relays a downstream server's log messages during a call on the caller's own request
+    stream, when the caller asked for them: the request's `_meta` names a level
+    (`io.modelcontextprotocol/logLevel`, 2026-07-28's per-request opt-in; a 2025-11-25
+    client may send it too), that level and above; or, for a 2025-11-25 client without
+    it, every level when the call has a stream at all (it asked for progress). The gateway
+    serves statelessly and offers no `logging/setLevel`."""
+    meta = ctx.meta or {}
+    requested = meta.get(LOG_LEVEL_META_KEY)
+    if requested in LOG_LEVELS:
+        allowed = frozenset(LOG_LEVELS[LOG_LEVELS.index(requested) :])
+    elif meta.get("progress_token") is not None and not modern(ctx):
+        allowed = frozenset(LOG_LEVELS)
+    else:
+        return None
+
+    async def forward(params: types.LoggingMessageNotificationParams) -> None:
+        if params.level in allowed:
+            await ctx.session.send_notification(
+                types.LoggingMessageNotification(params=params), ctx.request_id
+            )
+
+    return forward
+
+
+def modern(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the caller speaks 2026-07-28 (or later)."""
+    return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 def sign_in_elicitation(result: types.CallToolResult) -> UrlElicitationRequiredError:
@@ -106,6 +141,7 @@ def build_server(
             return found.result
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
+            call.meta, call.on_log = ctx.meta, _log_forwarder(ctx)
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):

@@ -26,10 +26,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway import __version__
 from mcp_gateway.front.asgi import REFUSED
 from mcp_gateway.front.cancellation import InFlightCalls
-from mcp_gateway.front.endpoints import TENANT_PREFIX
+from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
-from mcp_gateway.front.server import _progress_forwarder, sign_in_elicitation
+from mcp_gateway.front.server import _log_forwarder, _progress_forwarder, sign_in_elicitation
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -49,7 +49,6 @@ from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ToolboxConfig
 from mcp_gateway.store.failure import StoreUnavailable
 
-TOOLBOXES = "/toolboxes/"
 RESOURCE_NOT_FOUND = "Resource not found"
 RESOURCE_NOT_FOUND_2025 = -32002  # the 2025-11-25 schema's code (mcp_types has it no more)
 PROMPT_NOT_FOUND = "Prompt not found"
@@ -188,6 +187,7 @@ def build_toolbox_server(
             assert refused.result is not None
             return refused.result
         call = ToolCall.of(caller, arguments)
+        call.meta, call.on_log = ctx.meta, _log_forwarder(ctx)
         outcome: Outcome | None = None
         try:
             with in_flight.track(state.owner, ctx.request_id):

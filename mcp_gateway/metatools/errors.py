@@ -246,10 +246,14 @@ def downstream_failed(
     toolbox: str,
     reason: str,
     incident: str | None = None,
+    downstream: tuple[int, Any] | None = None,
 ) -> GatewayError:
     """`reason` is a classified phrase (with `incident`, the log line holding the rest)
-    or the server's own error message (no incident: it is the tool's answer)."""
-    extra = {"incident": incident} if incident else {}
+    or the server's own error message (no incident: it is the tool's answer; `downstream`,
+    its JSON-RPC error's code and data, in `downstream_code` and `downstream_data`)."""
+    extra: dict[str, Any] = {"incident": incident} if incident else {}
+    if downstream is not None:
+        extra["downstream_code"], extra["downstream_data"] = downstream
     return GatewayError(
         code,
         f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): {reason}",

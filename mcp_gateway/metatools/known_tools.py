@@ -221,17 +221,11 @@ class KnownTools:
                     before = known.indexed.get(key)
                     if listing is None or (before and before.current(listing, server, toolbox)):
                         continue
-                    indexed = _visible(listing, server, toolbox)
+                    entries = visible_entries(listing, server, toolbox)
+                    indexed = _Indexed(listing, server, toolbox.description, entries)
                     made[key] = indexed
                     size += len(indexed.entries)
-                    batch.append(
-                        (
-                            key,
-                            Described(toolbox.name, toolbox.description),
-                            Described(server.name),
-                            list(indexed.entries.values()),
-                        )
-                    )
+                    batch.append((key, *described(server, toolbox), list(entries.values())))
             present = known.keys(tenant) - {server_key(*place) for place in unknown}
             gone = [key for key in known.indexed if key not in present]
             for key in gone:
@@ -271,15 +265,22 @@ class KnownTools:
             asked *= 4
 
 
-def _visible(listing: Listing, server: ServerConfig, toolbox: ToolboxConfig) -> _Indexed:
-    """What a client may see of the listing: the filter applied, held tools left out."""
+def visible_entries(
+    listing: Listing, server: ServerConfig, toolbox: ToolboxConfig
+) -> dict[str, dict[str, Any]]:
+    """What a client may see of the listing, each tool as `open_toolbox` lists it, by name:
+    the filter applied, held tools left out (the admin's tool search asks it too)."""
     offered = [tool for tool in listing.tools if server.allows(tool.name)]
     waiting = server.pins.held_names(
         {tool.name: listing.digests.get(tool.name, "") for tool in offered}, server.fingerprint
     )
-    entries = {
+    return {
         tool.name: tool_entry(tool, server.name, toolbox.name)
         for tool in offered
         if tool.name not in waiting
     }
-    return _Indexed(listing, server, toolbox.description, entries)
+
+
+def described(server: ServerConfig, toolbox: ToolboxConfig) -> tuple[Described, Described]:
+    """The toolbox and the server as a tool's search document counts them."""
+    return Described(toolbox.name, toolbox.description), Described(server.name)

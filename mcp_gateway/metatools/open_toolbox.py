@@ -29,6 +29,9 @@ class _Opened:
     connections: tuple[Connection | str, ...]
     text: str
     result: dict[str, Any]
+    # Each connection's `tools_version` when listed: a server's `list_changed` makes a new
+    # listing, and this answer stale.
+    versions: tuple[int, ...] = ()
 
 
 def visible_toolbox(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:
@@ -49,7 +52,8 @@ class ToolboxOpener:
         self.limiter = parts.limiter
         # What the last successful open of each toolbox returned, serialized once, and what
         # it was made from: the tenant's snapshot of the toolbox (its servers, filters and
-        # approved pins; a new snapshot on any change) and the connections it listed.
+        # approved pins; a new snapshot on any change), the connections it listed and the
+        # version of each one's tools.
         self._opened: dict[tuple[int, str], _Opened] = {}
 
     async def __call__(self, caller: Caller, arguments: dict[str, Any] | None) -> Outcome:
@@ -89,29 +93,40 @@ class ToolboxOpener:
 
     def reopened(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened | None:
         """The last open's answer, when the same snapshot's servers are all connected on
-        the same connections: nothing it was made from has changed."""
+        the same connections, their tools listed no more since: nothing it was made from
+        has changed."""
         opened = self._opened.get((caller.tenant.tenant_id, toolbox.name))
         if opened is None or opened.toolbox is not toolbox:
             return None
-        for server, conn in zip(toolbox.servers, opened.connections, strict=True):
+        for server, conn, version in zip(
+            toolbox.servers, opened.connections, opened.versions, strict=True
+        ):
             if self.pool.ready(pool_key(caller, toolbox, server), server) is not conn:
+                return None
+            if not isinstance(conn, Connection) or conn.tools_version != version:
                 return None
         return opened
 
     async def _open_and_list(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened:
         outcomes: dict[str, Connection | str] = {}
-        result = await self._open(caller, toolbox, outcomes)
+        versions: dict[str, int] = {}
+        result = await self._open(caller, toolbox, outcomes, versions)
         text = json.dumps(result, ensure_ascii=False)
         if len(text) > self.pool.max_result_bytes:
             raise errors.open_too_large(toolbox.name, len(text), self.pool.max_result_bytes)
         connections = tuple(outcomes[server.name] for server in toolbox.servers)
-        opened = _Opened(toolbox, connections, text, result)
+        listed = tuple(versions.get(server.name, -1) for server in toolbox.servers)
+        opened = _Opened(toolbox, connections, text, result, listed)
         if all(isinstance(conn, Connection) for conn in connections):  # no failure kept
             self._opened[(caller.tenant.tenant_id, toolbox.name)] = opened
         return opened
 
     async def _open(
-        self, caller: Caller, toolbox: ToolboxConfig, outcomes: dict[str, Connection | str]
+        self,
+        caller: Caller,
+        toolbox: ToolboxConfig,
+        outcomes: dict[str, Connection | str],
+        versions: dict[str, int],
     ) -> dict[str, Any]:
         incidents: dict[str, str] = {}
         connect_urls: dict[str, str] = {}
@@ -147,9 +162,12 @@ class ToolboxOpener:
             if isinstance(outcome, str):
                 failures.append(errors.connect_failure_line(server.name, toolbox.name, outcome))
                 continue
-            offered = [tool for tool in outcome.tools if server.allows(tool.name)]
+            # One listing's tools and digests, read together (no await between them).
+            versions[server.name] = outcome.tools_version
+            listed, digests = outcome.tools, outcome.digests
+            offered = [tool for tool in listed if server.allows(tool.name)]
             waiting = server.pins.held_names(
-                {tool.name: outcome.digests[tool.name] for tool in offered}, server.fingerprint
+                {tool.name: digests[tool.name] for tool in offered}, server.fingerprint
             )
             held.extend(errors.held_line(name, server.name) for name in sorted(waiting))
             tools.extend(

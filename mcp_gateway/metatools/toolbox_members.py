@@ -47,8 +47,20 @@ def prefixed(server: str, name: str) -> str:
 def unique(named: Sequence[tuple[str, T]]) -> list[tuple[str, T]]:
     """The entries whose name is at most MAX_NAME long and no other entry's: a name two
     servers would share, or one too long for clients, is left out (for both)."""
+    refused = left_out(named)
+    return [(name, item) for name, item in named if name not in refused]
+
+
+def left_out(named: Sequence[tuple[str, Any]]) -> dict[str, str]:
+    """The names `unique` leaves out, each with why (the admin's toolbox page says it)."""
     counts = Counter(name for name, _ in named)
-    return [(name, item) for name, item in named if counts[name] == 1 and len(name) <= MAX_NAME]
+    why: dict[str, str] = {}
+    for name, _ in named:
+        if len(name) > MAX_NAME:
+            why[name] = f"longer than {MAX_NAME} characters"
+        elif counts[name] > 1:
+            why[name] = "the name of another tool of the toolbox too"
+    return why
 
 
 def tool_not_found(name: str, toolbox: str) -> GatewayError:

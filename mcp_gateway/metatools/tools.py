@@ -93,6 +93,8 @@ def failed(
 
 
 def tool_entry(tool: types.Tool, server: str, toolbox: str) -> dict[str, Any]:
+    """A tool as open_toolbox lists it: the server's definition (its `icons`, `_meta` and
+    `execution` unchanged when present), and where it comes from."""
     entry: dict[str, Any] = {"name": tool.name}
     if tool.title is not None:
         entry["title"] = tool.title
@@ -103,6 +105,15 @@ def tool_entry(tool: types.Tool, server: str, toolbox: str) -> dict[str, Any]:
         entry["outputSchema"] = tool.output_schema
     if tool.annotations is not None:
         entry["annotations"] = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+    if tool.icons is not None:
+        entry["icons"] = [
+            icon.model_dump(by_alias=True, mode="json", exclude_none=True) for icon in tool.icons
+        ]
+    if tool.execution is not None:
+        execution = tool.execution.model_dump(by_alias=True, mode="json", exclude_none=True)
+        entry["execution"] = execution
+    if tool.meta is not None:
+        entry["_meta"] = tool.meta
     entry["server"] = server
     entry["toolbox"] = toolbox
     return entry

@@ -3,6 +3,7 @@ to the server, its result passed on unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from kernel.redaction import Redactor
+from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors, policy
@@ -40,6 +42,10 @@ class ToolCall:
     server: ServerConfig | None
     redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
     decision: str = ""  # what a tool policy's rule or default decided (the call log's)
+    # The client's request `_meta` (what of it the server gets: `connection.passed_on_meta`)
+    # and where the server's log messages during the call go (None: only the gateway's log).
+    meta: Mapping[str, Any] | None = None
+    on_log: LogForward | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -126,7 +132,11 @@ class ToolUser:
                 raise errors.tool_forbidden(ref.name, server.name, toolbox.name, refusal.reason)
         try:
             return await conn.call_tool(
-                ref.name, args.arguments, progress_callback=progress_callback
+                ref.name,
+                args.arguments,
+                progress_callback=progress_callback,
+                meta=call.meta,
+                on_log=call.on_log,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in
@@ -137,6 +147,7 @@ class ToolUser:
                         ref.name, server.name, toolbox.name, failure.url
                     ) from None
             code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
+            own = (exc.error.code, exc.error.data) if exc.error is not None else None
             raise errors.downstream_failed(
-                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident
+                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
             ) from None

@@ -30,7 +30,7 @@ class JsonFormatter(logging.Formatter):
                 entry["request_id"] = request.request_id
             if request.session_id:
                 entry["session_id"] = request.session_id
-        for name in ("tenant", "incident", "key_prefix", "request_id"):
+        for name in ("tenant", "incident", "key_prefix", "request_id", "server", "mcp_level"):
             value = getattr(record, name, None)
             if value:
                 entry[name] = value

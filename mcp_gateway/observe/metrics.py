@@ -122,6 +122,12 @@ class Metrics:
             server_labels,
             registry=None,
         )
+        self.notifications_dropped = Counter(
+            "workbench_downstream_notifications_dropped",
+            "Notifications of a downstream server dropped: sent faster than a connection's rate",
+            server_labels,
+            registry=None,
+        )
         self.auth_refusals = Counter(
             "workbench_auth_refusals",
             "Requests refused before the gateway knew the caller, by reason",
@@ -168,6 +174,7 @@ class Metrics:
             self.start_failures,
             self.crashes,
             self.limit_kills,
+            self.notifications_dropped,
             self.auth_refusals,
             self.rate_limited,
             self.call_log_dropped,

@@ -141,6 +141,10 @@ class Recorder:
         """A sandboxed server stopped by one of its limits (CPU time, memory...)."""
         metrics().limit_kills.labels(*server).inc()
 
+    def downstream_notifications_dropped(self, server: ServerRef, count: int = 1) -> None:
+        """Notifications a server sent faster than its connection's rate, dropped."""
+        metrics().notifications_dropped.labels(*server).inc(count)
+
     def sign_in_refreshed(self, server_id: int, *, ok: bool) -> None:
         """A connected account's token refresh, by server (its id) and outcome."""
         metrics().sign_in_refreshes.labels(str(server_id), "ok" if ok else "failed").inc()

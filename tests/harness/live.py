@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.harness.paths import FIXTURE_SERVER, HOSTILE_SERVER
+from tests.harness.paths import FIXTURE_SERVER, HOSTILE_SERVER, RELAY_PROBE
 from tests.harness.waits import wait_until
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 from workbench_site.gateway_app import build_application
@@ -56,26 +56,30 @@ class LiveGateway:
 
     @asynccontextmanager
     async def session(
-        self, key: str | None, headers: dict[str, str] | None = None
+        self, key: str | None, headers: dict[str, str] | None = None, **callbacks: Any
     ) -> AsyncIterator[ClientSession]:
-        """A 2025-11-25 client session (initialize handshake, Mcp-Session-Id)."""
+        """A 2025-11-25 client session (initialize handshake, Mcp-Session-Id); `callbacks`
+        as `ClientSession` takes them (`logging_callback`, `message_handler`, ...)."""
         all_headers = {"Authorization": f"Bearer {key}"} if key else {}
         all_headers.update(headers or {})
         async with (
             httpx2.AsyncClient(headers=all_headers, timeout=60) as http,
             streamable_http_client(self.url, http_client=http) as (read, write, *_),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, **callbacks) as session,
         ):
             await session.initialize()
             yield session
 
     @asynccontextmanager
-    async def client(self, key: str, header: str = "Authorization") -> AsyncIterator[Client]:
-        """A 2026-07-28 client (mcp.Client's default: stateless, server/discover)."""
+    async def client(
+        self, key: str, header: str = "Authorization", **options: Any
+    ) -> AsyncIterator[Client]:
+        """A 2026-07-28 client (mcp.Client's default: stateless, server/discover); `options`
+        as `mcp.Client` takes them (`log_level`, `logging_callback`, ...)."""
         value = f"Bearer {key}" if header == "Authorization" else key
         async with (
             httpx2.AsyncClient(headers={header: value}, timeout=60) as http,
-            Client(streamable_http_client(self.url, http_client=http)) as client,
+            Client(streamable_http_client(self.url, http_client=http), **options) as client,
         ):
             yield client
 
@@ -196,3 +200,13 @@ def issue_key(tenant: Tenant, **key_options: Any) -> TenantSetup:
 def make_tenant_setup(slug: str = "acme", **key_options: Any) -> TenantSetup:
     """A tenant named after its slug, with one key (options as `ApiKey.issue` takes)."""
     return issue_key(Tenant.objects.create(slug=slug, name=slug.title()), **key_options)
+
+
+def add_relay_probe(toolbox: Toolbox, name: str = "probe", **fields: Any) -> Server:
+    """A server running tests/servers/relay_probe.py (what a gateway relays, issue 34)."""
+    server = Server(
+        toolbox=toolbox, name=name, command=sys.executable, args=[RELAY_PROBE], **fields
+    )
+    server.full_clean()
+    server.save()
+    return server

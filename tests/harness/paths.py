@@ -8,3 +8,4 @@ FIXTURE_SERVER = str(SERVERS / "fixture_server.py")
 HOSTILE_SERVER = str(SERVERS / "hostile_server.py")  # a server that tries to escape
 SHIFTING_SERVER = str(SERVERS / "shifting_server.py")
 KERNEL_SERVER = str(SERVERS / "kernel_server.py")  # a server that reaches for the kernel
+RELAY_PROBE = str(SERVERS / "relay_probe.py")  # a server exercising what a gateway relays

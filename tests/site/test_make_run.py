@@ -198,6 +198,25 @@ def serves_the_demo(endpoint: str, key: str, repo: Path) -> str:
     return asyncio.run(session())
 
 
+def serves_the_toolbox(output: str, key: str) -> list[str]:
+    """The banner's toolbox endpoint: the demo toolbox's tools under their own names."""
+    found = re.search(r"Toolbox endpoint: (\S+)", output)
+    assert found, output
+    assert f"claude mcp add --transport http workbench-demo {found.group(1)} " in output
+
+    async def session() -> list[str]:
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as http,
+            streamable_http_client(found.group(1), http_client=http) as (read, write, *_),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    return asyncio.run(session())
+
+
 def cleanly(run: MakeRun) -> str:
     """Its output, asserting that it ended as a clean stop does: no error of make's, no
     traceback, uvicorn's graceful end."""
@@ -300,6 +319,7 @@ def test_two_checkouts_serve_side_by_side_and_one_starts_again_from_scratch(
     assert "Retired the uid claim of installation " in again.output
     repo = demo_repository(run_root, first_checkout)
     assert "Demo repository" in serves_the_demo(endpoint, key, repo)
+    assert {"time__get_current_time", "git__git_log"} <= set(serves_the_toolbox(again.output, key))
     again.terminate()
     cleanly(again)
 

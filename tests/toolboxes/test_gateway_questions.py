@@ -14,6 +14,9 @@ def test_the_site_answers_the_admins_questions_with_the_gateway():
     assert gateway_questions.tenant_endpoint("https://mcp.example.com/mcp/", "acme") == (
         "https://mcp.example.com/mcp/t/acme"
     )
+    assert gateway_questions.toolbox_endpoint("https://mcp.example.com/mcp", "acme", "dev ops") == (
+        "https://mcp.example.com/mcp/t/acme/toolboxes/dev%20ops"
+    )
     assert gateway_questions.estimated_tokens(9) == 3
 
 

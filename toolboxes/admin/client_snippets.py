@@ -14,8 +14,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.http import HttpRequest
+
 SERVER_NAME = "workbench"
 KEY_PLACEHOLDER = "<your API key>"
+# The clients that permit and search a server's tools themselves: those a toolbox's own
+# endpoint is handed to (README, "One toolbox as an MCP server of its own").
+TOOLBOX_CLIENTS = ("claude-code", "vscode", "cursor", "claude-desktop")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +30,11 @@ class ClientConfig:
     client: str
     where: str  # the file to paste it into, or how to run it
     text: str
+
+
+def public_url(request: HttpRequest) -> str:
+    """The gateway's endpoint as clients reach it: WORKBENCH_PUBLIC_URL, else this request's."""
+    return settings.WORKBENCH_PUBLIC_URL or request.build_absolute_uri("/mcp")
 
 
 def _json(data: dict[str, Any]) -> str:
@@ -132,3 +143,9 @@ const client = new Client({{ name: "my-agent", version: "1.0.0" }});
 await client.connect(transport);
 console.log(client.getInstructions()); // your toolboxes
 await client.close();"""
+
+
+def toolbox_configurations(url: str, key: str, toolbox: str) -> list[ClientConfig]:
+    """One toolbox's endpoint in the clients that take a server's tools as their own."""
+    name = f"{SERVER_NAME}-{toolbox}"
+    return [c for c in configurations(url, key, name) if c.slug in TOOLBOX_CLIENTS]

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
@@ -26,18 +25,42 @@ from kernel.admin_kit.pages import confirm_and_act, object_for, object_view_url,
 from kernel.admin_kit.scoping import TenantScoped
 from kernel.roles import is_operator
 from toolboxes import key_limits
-from toolboxes.admin.client_snippets import KEY_PLACEHOLDER, configurations
+from toolboxes.admin.client_snippets import (
+    KEY_PLACEHOLDER,
+    configurations,
+    public_url,
+    toolbox_configurations,
+)
 from toolboxes.admin.forms import ApiKeyForm
-from toolboxes.gateway_questions import KeySees, estimated_tokens, key_sees, tenant_endpoint
+from toolboxes.gateway_questions import (
+    KeySees,
+    estimated_tokens,
+    key_sees,
+    tenant_endpoint,
+    toolbox_endpoint,
+)
 from toolboxes.models import ApiKey, Server, ToolPin
 
 HANDOFF_KIND = "api_key"
 NEW_KEY_SESSION = handoff.session_key(HANDOFF_KIND)
 
 
-def public_url(request: HttpRequest) -> str:
-    """The gateway's endpoint as clients reach it: WORKBENCH_PUBLIC_URL, else this request's."""
-    return settings.WORKBENCH_PUBLIC_URL or request.build_absolute_uri("/mcp")
+def toolbox_endpoints(request: HttpRequest, api_key: ApiKey, key: str) -> list[dict[str, Any]]:
+    """Each toolbox the key may open, served as an MCP server of its own: its URL and the
+    configurations of the clients that take a server's tools as their own."""
+    boxes = api_key.toolboxes.all() if api_key.limited else api_key.tenant.toolboxes.all()
+    slug = api_key.tenant.slug
+    found = []
+    for toolbox in boxes.order_by("name"):
+        url = toolbox_endpoint(public_url(request), slug, toolbox.name)
+        found.append(
+            {
+                "name": toolbox.name,
+                "url": url,
+                "configurations": toolbox_configurations(url, key, toolbox.name),
+            }
+        )
+    return found
 
 
 def hold_new_key(request: HttpRequest, api_key: ApiKey, full_key: str) -> None:
@@ -232,6 +255,7 @@ class ApiKeyAdmin(TenantScoped, admin.ModelAdmin):
             full_key=full_key,
             gateway_url=url,
             configurations=configurations(url, full_key or KEY_PLACEHOLDER),
+            toolbox_endpoints=toolbox_endpoints(request, api_key, full_key or KEY_PLACEHOLDER),
             change_url=reverse("admin:toolboxes_apikey_change", args=[api_key.pk]),
             add_url=reverse("admin:toolboxes_apikey_add") + f"?tenant={api_key.tenant_id}",
         )

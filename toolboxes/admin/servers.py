@@ -20,6 +20,11 @@ from kernel.masking import masked
 from kernel.roles import is_operator
 from toolboxes import pins, server_status
 from toolboxes.admin import background_checks
+from toolboxes.admin.client_snippets import (
+    KEY_PLACEHOLDER,
+    public_url,
+    toolbox_configurations,
+)
 from toolboxes.admin.forms import ServerForm, TenantServerForm
 from toolboxes.admin.server_checks import (
     STATUS_CSS,
@@ -29,8 +34,9 @@ from toolboxes.admin.server_checks import (
     check_status_plain,
 )
 from toolboxes.admin.server_layout import ServerLayout, parameter_values, runs
-from toolboxes.admin.tool_search import SEARCH_CSS, search_url, search_view
-from toolboxes.models import Server, Toolbox
+from toolboxes.admin.tool_search import SEARCH_CSS, ToolSearchPages
+from toolboxes.gateway_questions import endpoint_left_out, toolbox_endpoint
+from toolboxes.models import Server, Tenant, Toolbox
 from toolboxes.server_fields import SECRET_FORM_FIELDS
 
 SHORT_TRANSPORTS = {"stdio": "stdio", "streamable-http": "HTTP", "sse": "SSE"}
@@ -82,7 +88,7 @@ class ServerInline(TenantScoped, ServerLayout, admin.StackedInline):
 
 
 @admin.register(Toolbox)
-class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
+class ToolboxAdmin(TenantScoped, ToolSearchPages, admin.ModelAdmin):
     list_display = ["name", "tenant", "description", "server_count", "held", "updated_at"]
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
@@ -126,25 +132,16 @@ class ToolboxAdmin(TenantScoped, admin.ModelAdmin):
     class Media:
         css = {"all": [STATUS_CSS, SEARCH_CSS]}
 
-    def get_urls(self) -> list[Any]:
-        return [object_view_url(self, "search", self.search_view), *super().get_urls()]
-
-    def search_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        return search_view(self, request, object_id)
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """With the box that searches the toolbox's tools as a model would."""
-        toolbox = self.get_object(request, object_id)
-        extra = {**(extra_context or {})}
-        if toolbox is not None:
-            extra["search_action"] = search_url(toolbox)
-        return super().change_view(request, object_id, form_url, extra)
+    def page_extras(self, request: HttpRequest, obj: Tenant | Toolbox) -> dict[str, Any]:
+        """With the toolbox's own endpoint and a client's configuration of it."""
+        assert isinstance(obj, Toolbox)
+        url = toolbox_endpoint(public_url(request), obj.tenant.slug, obj.name)
+        return {
+            **super().page_extras(request, obj),
+            "endpoint_url": url,
+            "endpoint_configurations": toolbox_configurations(url, KEY_PLACEHOLDER, obj.name),
+            "endpoint_left_out": endpoint_left_out(obj.tenant_id, obj.name),
+        }
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)

@@ -6,13 +6,12 @@ from typing import Any
 
 from django.contrib import admin
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from kernel.admin_kit.pages import object_view_url
 from kernel.admin_kit.scoping import TenantScoped, declare_tenant_path
-from toolboxes.admin.tool_search import SEARCH_CSS, search_url, search_view
+from toolboxes.admin.tool_search import SEARCH_CSS, ToolSearchPages
 from toolboxes.models import ApiKey, Tenant, Toolbox
 
 declare_tenant_path("toolboxes.Tenant", "pk")  # for admin sites without TenantAdmin
@@ -48,7 +47,7 @@ class ApiKeyInline(TenantScoped, admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(TenantScoped, admin.ModelAdmin):
+class TenantAdmin(TenantScoped, ToolSearchPages, admin.ModelAdmin):
     tenant_path = "pk"
     # A tenant's admins change its toolboxes and keys (inlines), not the tenant itself.
     members_may = frozenset({"change"})
@@ -70,26 +69,6 @@ class TenantAdmin(TenantScoped, admin.ModelAdmin):
 
     class Media:
         css = {"all": [SEARCH_CSS]}
-
-    def get_urls(self) -> list[Any]:
-        return [object_view_url(self, "search", self.search_view), *super().get_urls()]
-
-    def search_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        return search_view(self, request, object_id)
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """With the box that searches the tenant's tools as a model would."""
-        tenant = self.get_object(request, object_id)
-        extra = {**(extra_context or {})}
-        if tenant is not None:
-            extra["search_action"] = search_url(tenant)
-        return super().change_view(request, object_id, form_url, extra)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tenant]:
         return (

@@ -15,7 +15,8 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from kernel.admin_kit.pages import change_url, object_for, page
+from kernel.admin_kit.pages import change_url, object_for, object_view_url, page
+from kernel.admin_kit.scoping import AdminMixin
 from toolboxes.gateway_questions import ToolSearch, find_tools
 from toolboxes.models import Tenant, Toolbox
 
@@ -81,3 +82,31 @@ def _results(found: ToolSearch | None) -> dict[str, Any]:
 
 def search_url(obj: Tenant | Toolbox) -> str:
     return reverse(f"admin:toolboxes_{obj._meta.model_name}_search", args=[obj.pk])
+
+
+class ToolSearchPages(AdminMixin):
+    """Mixed into the tenant's and the toolbox's ModelAdmin (after TenantScoped): the
+    search page, and the box on the object's own page (`page_extras`, which an admin may
+    extend with more of its page's context)."""
+
+    def get_urls(self) -> list[Any]:
+        return [object_view_url(self, "search", self.search_view), *super().get_urls()]
+
+    def search_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        return search_view(self, request, object_id)
+
+    def page_extras(self, request: HttpRequest, obj: Tenant | Toolbox) -> dict[str, Any]:
+        return {"search_action": search_url(obj)}
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        obj = self.get_object(request, object_id)  # out of scope: None (TenantScoped)
+        extra = {**(extra_context or {})}
+        if obj is not None:
+            extra.update(self.page_extras(request, obj))
+        return super().change_view(request, object_id, form_url, extra)

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from accounts.models import Membership
 from toolboxes.admin.keys import NEW_KEY_SESSION
-from toolboxes.models import ApiKey, Tenant
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 
 KEY_RE = re.compile(r"wb_[a-z0-9]{8}_[A-Za-z0-9_-]{43}")
 # The tenant's own endpoint (a load balancer places tenants by it: issue 23).
@@ -161,3 +161,69 @@ def test_the_key_page_links_to_the_configurations(admin_client, tenant):
     page = admin_client.get(reverse("admin:toolboxes_apikey_change", args=[api_key.pk]))
     handoff = reverse("admin:toolboxes_apikey_handoff", args=[api_key.pk])
     assert f'<a href="{handoff}">Client configurations for this key…</a>' in page.content.decode()
+
+
+def test_each_toolbox_the_key_may_open_is_handed_over_as_a_server_of_its_own(admin_client, tenant):
+    """The hand-off page gives each toolbox's own endpoint (a limited key: its toolboxes
+    only) with the configurations of the clients that take a server's tools as their own;
+    the toolbox's page gives its endpoint too."""
+    dev = Toolbox.objects.create(tenant=tenant, name="dev", description="Dev")
+    Toolbox.objects.create(tenant=tenant, name="ops", description="Ops")
+    create_key(admin_client, tenant)
+    api_key = ApiKey.objects.get()
+    page = admin_client.get(reverse("admin:toolboxes_apikey_handoff", args=[api_key.pk]))
+    text = page.content.decode()
+    [full_key] = set(KEY_RE.findall(text))
+    urls = re.findall(r'<code id="toolbox-url-([a-z]+)">([^<]+)</code>', text)
+    assert urls == [("dev", f"{URL}/toolboxes/dev"), ("ops", f"{URL}/toolboxes/ops")]
+    found = re.findall(r'<pre id="toolbox-dev-config-([a-z-]+)">(.*?)</pre>', text, re.S)
+    dev_configs = {slug: html.unescape(body) for slug, body in found}
+    assert sorted(dev_configs) == ["claude-code", "claude-desktop", "cursor", "vscode"]
+    assert dev_configs["claude-code"] == (
+        f"claude mcp add --transport http workbench-dev {URL}/toolboxes/dev "
+        f'--header "Authorization: Bearer {full_key}"'
+    )
+
+    api_key.toolboxes.set([dev])  # limited to dev: ops is not its to open
+    again = admin_client.get(reverse("admin:toolboxes_apikey_handoff", args=[api_key.pk]))
+    assert re.findall(r'<code id="toolbox-url-([a-z]+)">', again.content.decode()) == ["dev"]
+
+    toolbox_page = admin_client.get(reverse("admin:toolboxes_toolbox_change", args=[dev.pk]))
+    shown = toolbox_page.content.decode()
+    assert f'<code id="toolbox-endpoint-url">{URL}/toolboxes/dev</code>' in shown
+    assert (
+        html.escape(
+            f"claude mcp add --transport http workbench-dev {URL}/toolboxes/dev "
+            '--header "Authorization: Bearer <your API key>"'
+        )
+        in shown
+    )
+
+
+def test_the_toolbox_page_says_which_tools_its_endpoint_leaves_out_and_why(admin_client, tenant):
+    """A `<server>__<tool>` name too long for clients, or two tools' names at once, is not
+    offered by the toolbox endpoint: the toolbox's page says so, with the reason."""
+    from tests.toolboxes.search_world import listed, tool
+
+    dev = Toolbox.objects.create(tenant=tenant, name="dev", description="Dev")
+    a = Server.objects.create(toolbox=dev, name="a", command="a-server")
+    a_b = Server.objects.create(toolbox=dev, name="a__b", command="ab-server", position=1)
+    long_name = "t" * 126
+    listed(a, tool("b__c", "One"), tool("fine", "Fine"), tool(long_name, "Long"))
+    listed(a_b, tool("c", "Two"))
+    page = admin_client.get(reverse("admin:toolboxes_toolbox_change", args=[dev.pk]))
+    found = re.search(
+        r'<ul class="errorlist" id="toolbox-endpoint-left-out">(.*?)</ul>',
+        page.content.decode(),
+        re.S,
+    )
+    assert found
+    lines = [html.unescape(line) for line in re.findall(r"<li>(.*?)</li>", found.group(1))]
+    assert lines == [
+        "Tool 'b__c' in server 'a' is not offered by the toolbox endpoint: its name there, "
+        "'a__b__c', is the name of another tool of the toolbox too.",
+        f"Tool '{long_name}' in server 'a' is not offered by the toolbox endpoint: its name "
+        f"there, 'a__{long_name}', is longer than 128 characters.",
+        "Tool 'c' in server 'a__b' is not offered by the toolbox endpoint: its name there, "
+        "'a__b__c', is the name of another tool of the toolbox too.",
+    ]

@@ -27,13 +27,14 @@ from django.db import connections, transaction
 
 from accounts.members import add_member
 from kernel.roles import ADMIN
-from mcp_gateway import tenant_endpoint
+from mcp_gateway import tenant_endpoint, toolbox_endpoint
 from toolboxes.catalog.entries import load_default_catalog
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox
 from workbench_site.management import checkout, foreground
 
 CREDENTIALS_FILE = "demo-credentials.json"
 DEMO_SLUG = "demo"
+DEMO_TOOLBOX = "demo"
 ADMIN_USERNAME = "admin"
 READY = "Workbench demo is ready."
 GIT_READ_ONLY_TOOLS = ["git_status", "git_log", "git_diff", "git_show", "git_branch"]
@@ -130,7 +131,7 @@ class Command(BaseCommand):
         tenant, _ = Tenant.objects.get_or_create(slug=DEMO_SLUG, defaults={"name": "Demo"})
         toolbox, _ = Toolbox.objects.get_or_create(
             tenant=tenant,
-            name="demo",
+            name=DEMO_TOOLBOX,
             defaults={"description": "Demo tools that need no network: time and git (read-only)"},
         )
         python = sys.executable
@@ -177,6 +178,7 @@ class Command(BaseCommand):
     ) -> None:
         base = f"http://{host}:{port}"
         endpoint = tenant_endpoint(f"{base}/mcp", DEMO_SLUG)
+        one_toolbox = toolbox_endpoint(f"{base}/mcp", DEMO_SLUG, DEMO_TOOLBOX)
         client_config = {
             "mcpServers": {
                 "workbench": {
@@ -194,6 +196,11 @@ class Command(BaseCommand):
                     f"  Admin:        {base}/admin/  (user: admin, password: {password})",
                     f"  MCP endpoint: {endpoint}  (the tenant's own; {base}/mcp serves too)",
                     f"  Demo API key: {api_key}",
+                    f"  Toolbox endpoint: {one_toolbox}  (the demo toolbox as a server of its own)",
+                    "",
+                    "Claude Code, the demo toolbox's tools as its own:",
+                    f"  claude mcp add --transport http workbench-{DEMO_TOOLBOX} {one_toolbox} "
+                    f'--header "Authorization: Bearer {api_key}"',
                     "",
                     "Paste into an MCP client's configuration:",
                     json.dumps(client_config, indent=2),
@@ -212,7 +219,8 @@ class Command(BaseCommand):
                     f"            streamable_http_client('{endpoint}', http_client=http)"
                     " as (read, write), ClientSession(read, write) as session:",
                     "        print((await session.initialize()).instructions)",
-                    "        print(await session.call_tool('open_toolbox', {'toolbox': 'demo'}))",
+                    "        print(await session.call_tool('open_toolbox',"
+                    f" {{'toolbox': '{DEMO_TOOLBOX}'}}))",
                     "asyncio.run(main())",
                     "PY",
                     "",

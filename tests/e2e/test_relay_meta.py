@@ -1,0 +1,184 @@
+"""`_meta` both ways through use_tool (issue 34): a tool definition's `icons`, `_meta` and
+`execution` reach open_toolbox's entries unchanged, and a client's request `_meta`
+(custom keys, trace context) reaches the server, without the gateway's progress token or
+the protocol's reserved keys; with tracing on, the gateway's span is the downstream
+request's parent. Both protocol generations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from tests.harness.live import LiveGateway, TenantSetup, add_relay_probe, running_gateway
+from tests.harness.results import INITIALIZE_PARAMS, payload, raw_rpc, text_of, use
+
+pytestmark = [pytest.mark.anyio]
+
+DECORATED = {
+    "name": "decorated",
+    "description": "A tool with icons, _meta and execution",
+    "inputSchema": {"type": "object"},
+    "icons": [
+        {"src": "https://example.org/probe.png", "mimeType": "image/png", "sizes": ["48x48"]}
+    ],
+    "execution": {"taskSupport": "optional"},
+    "_meta": {"ui/resourceUri": "ui://probe/panel", "probe/version": 3},
+    "server": "probe",
+    "toolbox": "dev",
+}
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+TRACEPARENT = f"00-{TRACE_ID}-b7ad6b7169203331-01"
+SENT_META = {"acme/request": {"ticket": 42}, "traceparent": TRACEPARENT, "tracestate": "acme=1"}
+
+
+@pytest.fixture
+def probe(make_setup) -> TenantSetup:
+    setup = make_setup()
+    add_relay_probe(setup.toolbox("dev"))
+    return setup
+
+
+def decorated(data: dict[str, Any]) -> dict[str, Any]:
+    [entry] = [tool for tool in data["tools"] if tool["name"] == "decorated"]
+    return entry
+
+
+async def test_icons_meta_and_execution_reach_open_toolbox(live_gateway, probe):
+    async with live_gateway.session(probe.key) as session:
+        listed = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+    assert decorated(listed) == DECORATED
+
+
+async def test_icons_meta_and_execution_reach_a_2026_client(live_gateway, probe):
+    async with live_gateway.client(probe.key) as client:
+        listed = payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+    assert decorated(listed) == DECORATED
+
+
+def received(result: Any) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    return result.structured_content
+
+
+async def raw_session(http: httpx2.AsyncClient, url: str, key: str) -> str:
+    """A 2025-11-25 session of raw requests (no SDK client: in a process that records
+    spans, the SDK's client would put its own trace context in `_meta`), toolbox open."""
+    answer = await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, key=key)
+    session_id = answer.headers["mcp-session-id"]
+    opened = await raw_rpc(
+        http,
+        url,
+        "tools/call",
+        {"name": "open_toolbox", "arguments": {"toolbox": "dev"}},
+        key=key,
+        session_id=session_id,
+    )
+    assert opened.status_code == 200, opened.text
+    return session_id
+
+
+async def raw_echo_meta(http: httpx2.AsyncClient, url: str, key: str, session_id: str) -> Any:
+    answer = await raw_rpc(
+        http,
+        url,
+        "tools/call",
+        {"name": "use_tool", "arguments": use("dev", "probe", "echo_meta"), "_meta": SENT_META},
+        key=key,
+        session_id=session_id,
+    )
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+async def test_the_request_meta_reaches_the_server(live_gateway, probe):
+    """Custom keys as sent; the trace context the client's, or (when this process records
+    spans) the gateway's span's, in the client's trace."""
+    async with httpx2.AsyncClient(timeout=60) as http:
+        session_id = await raw_session(http, live_gateway.url, probe.key)
+        meta = await raw_echo_meta(http, live_gateway.url, probe.key, session_id)
+    assert meta.pop("acme/request") == {"ticket": 42}
+    traceparent = meta.pop("traceparent")
+    assert traceparent.split("-")[1] == TRACE_ID
+    tracestate = meta.pop("tracestate")
+    assert traceparent == TRACEPARENT or tracestate == "acme=1"
+    assert meta == {}
+
+
+async def test_the_gateways_progress_token_replaces_the_clients(live_gateway, probe):
+    async with live_gateway.session(probe.key) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        result = await session.call_tool(
+            "use_tool",
+            use("dev", "probe", "echo_meta"),
+            meta={"acme/request": {"ticket": 42}},
+            progress_callback=_no_progress,
+        )
+        without = await session.call_tool("use_tool", use("dev", "probe", "echo_meta"))
+    meta = received(result)
+    # The client's progress token is the gateway's own business: the server gets the
+    # gateway's token instead (an int its SDK chose), never the client's (a string here).
+    assert isinstance(meta.pop("progressToken"), int)
+    assert meta.pop("acme/request") == {"ticket": 42}
+    assert set(meta) <= {"traceparent", "tracestate"}  # a trace context, if any
+    assert set(received(without)) <= {"traceparent", "tracestate"}
+
+
+async def test_the_request_meta_of_a_2026_client_reaches_the_server(live_gateway, probe):
+    async with live_gateway.client(probe.key) as client:
+        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+        result = await client.call_tool(
+            "use_tool", use("dev", "probe", "echo_meta"), meta=SENT_META
+        )
+    meta = received(result)
+    # The 2026-07-28 envelope (protocol version, client info, capabilities) describes the
+    # client's session with the gateway: not passed on. (The trace context may be the SDK
+    # client's own, in a process that records spans.)
+    assert meta.pop("acme/request") == {"ticket": 42}
+    assert len(meta.pop("traceparent").split("-")) == 4
+    assert set(meta) <= {"tracestate"}
+
+
+async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    pass
+
+
+_exporter = InMemorySpanExporter()
+
+
+@pytest.fixture
+def traced_gateway(transactional_db: None) -> Iterator[LiveGateway]:
+    """A gateway that records spans (in memory; one provider per process, shared with
+    the other tests that trace)."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(_exporter))
+    _exporter.clear()
+    with running_gateway() as live:
+        yield live
+
+
+async def test_the_gateways_span_is_the_parent_of_the_downstream_request(traced_gateway, probe):
+    async with httpx2.AsyncClient(timeout=60) as http:
+        session_id = await raw_session(http, traced_gateway.url, probe.key)
+        meta = await raw_echo_meta(http, traced_gateway.url, probe.key, session_id)
+    assert meta["acme/request"] == {"ticket": 42}
+    _, trace_id, parent_id, _ = meta["traceparent"].split("-")
+    spans = _exporter.get_finished_spans()
+    [sent] = [s for s in spans if s.name == "MCP send tools/call echo_meta"]
+    [downstream] = [s for s in spans if s.name == "tools/call echo_meta"]
+    # The downstream request's parent is the SDK's send span, inside the gateway's span of
+    # the downstream call, in the client's trace.
+    assert int(parent_id, 16) == sent.context.span_id
+    assert sent.parent.span_id == downstream.context.span_id
+    assert int(trace_id, 16) == downstream.context.trace_id == int(TRACE_ID, 16)
