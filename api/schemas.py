@@ -14,7 +14,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from accounts.models import ApiToken
-from toolboxes.models import ApiKey, Server, Tenant, Toolbox
+from toolboxes.models import ApiKey, Server, Tenant, Toolbox, ToolPolicy
 
 TransportName = Literal["stdio", "streamable-http", "sse"]
 PinningName = Literal["trust-first", "approve-all", "off"]
@@ -305,3 +305,73 @@ class WhoAmI(Schema):
     roles: dict[str, str] = Field(description="Tenant slug -> role, as this credential sees them.")
     credential: str = Field(description="The API token, or the OAuth sign-in, calling.")
     token: TokenOut | None = Field(description="The personal API token calling (null: OAuth).")
+
+
+# Tool policies (api.routes.policies; the rules: toolboxes.models.policies)
+
+PolicySubject = Literal["everyone", "role", "group", "person", "key"]
+PolicyEffect = Literal["allow", "deny"]
+
+
+class PolicyOut(Schema):
+    id: int
+    toolbox: str | None = Field(description="null: every toolbox of the tenant")
+    server: str = Field(description="empty: every server")
+    tool: str = Field(description="empty: every tool")
+    subject: PolicySubject
+    role: str
+    group: str
+    person: str | None = Field(description="a member's username (subject person)")
+    key: str | None = Field(description="an API key's prefix (subject key)")
+    effect: PolicyEffect
+    explained: str = Field(description="the rule as a decision names it")
+
+    @staticmethod
+    def of(rule: ToolPolicy) -> PolicyOut:
+        read = rule.as_rule()
+        return PolicyOut(
+            id=rule.pk,
+            toolbox=rule.toolbox.name if rule.toolbox_id else None,
+            server=rule.server,
+            tool=rule.tool,
+            subject=rule.subject,
+            role=rule.role,
+            group=rule.group,
+            person=rule.person.get_username() if rule.person_id else None,
+            key=rule.api_key.prefix if rule.api_key_id else None,
+            effect=rule.effect,
+            explained=f"{read.scope_text()}, {read.subject_text()}: {rule.effect}",
+        )
+
+
+class PolicyIn(_In):
+    toolbox: str | None = Field(default=None, max_length=100)
+    server: str = Field(default="", max_length=100)
+    tool: str = Field(default="", max_length=200)
+    subject: PolicySubject = "everyone"
+    role: str = Field(default="", max_length=10)
+    group: str = Field(default="", max_length=255)
+    person: str | None = Field(default=None, description="a member's username")
+    key: str | None = Field(default=None, description="an API key's prefix")
+    effect: PolicyEffect = "deny"
+
+
+class PolicyPatch(_In):
+    """Fields left out are kept; `toolbox`, `person` and `key` may be set to null."""
+
+    toolbox: str | None = Field(default=None, max_length=100)
+    server: str | None = Field(default=None, max_length=100)
+    tool: str | None = Field(default=None, max_length=200)
+    subject: PolicySubject | None = None
+    role: str | None = Field(default=None, max_length=10)
+    group: str | None = Field(default=None, max_length=255)
+    person: str | None = None
+    key: str | None = None
+    effect: PolicyEffect | None = None
+
+
+class PolicyDefaultsBody(_In):
+    deny_destructive_to_keys: bool = Field(
+        description="A tool its server marks destructive is refused to the tenant's API keys "
+        "unless a rule for that tool allows it."
+    )

@@ -31,6 +31,13 @@ class CallRecord(models.Model):
         help_text="Whose connected account the call used: person:<user id>, tenant (shared), "
         "workbench (client credentials); never a token.",
     )
+    decision = models.CharField(
+        "tool policy",
+        max_length=200,
+        blank=True,
+        help_text="What the tenant's tool policies decided, where a rule or default applied "
+        "(\"denied by: toolbox 'prod', role viewer\"; open_toolbox: the tools left out).",
+    )
     duration_ms = models.FloatField("duration (ms)")
     outcome = models.CharField(
         max_length=40, help_text="ok, tool_error (the tool said isError) or an error code"

@@ -106,6 +106,7 @@ def save_batch(entries: Sequence[Any]) -> None:
                 server=entry.server[:200],
                 tool=entry.tool[:200],
                 signed_in_as=entry.signed_in_as[:40],
+                decision=entry.decision[:200],
                 duration_ms=round(entry.duration_ms, 3),
                 outcome=entry.outcome,
                 error_code=entry.error_code,

@@ -8,7 +8,16 @@ from typing import Any
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from toolboxes.models import ApiKey, CatalogEntry, CatalogParameter, Server, Tenant, Toolbox
+from toolboxes.models import (
+    ApiKey,
+    CatalogEntry,
+    CatalogParameter,
+    PolicyDefaults,
+    Server,
+    Tenant,
+    Toolbox,
+    ToolPolicy,
+)
 from toolboxes.versions import bump
 
 
@@ -23,7 +32,7 @@ def _mark_limited(sender: type, instance: Any, action: str, **kwargs: Any) -> No
 def _tenant_id_of(instance: Any) -> int | None:
     if isinstance(instance, Tenant):
         return instance.pk
-    if isinstance(instance, Toolbox | ApiKey):
+    if isinstance(instance, Toolbox | ApiKey | ToolPolicy | PolicyDefaults):
         return instance.tenant_id
     if isinstance(instance, Server):
         return (
@@ -58,7 +67,7 @@ def connect_signals() -> None:
     m2m_changed.connect(
         _mark_limited, sender=ApiKey.toolboxes.through, dispatch_uid="wb-key-limited"
     )
-    for model in (Tenant, ApiKey, Toolbox, Server):
+    for model in (Tenant, ApiKey, Toolbox, Server, ToolPolicy, PolicyDefaults):
         name = model.__name__
         post_save.connect(_on_change, sender=model, dispatch_uid=f"wb-version-save-{name}")
         post_delete.connect(_on_change, sender=model, dispatch_uid=f"wb-version-delete-{name}")

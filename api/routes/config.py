@@ -20,6 +20,7 @@ from api.history import ADDITION, CHANGE, DELETION, record
 from api.problems import Problem, ProblemOut, invalid
 from api.routes.tenants import ERRORS, actor_of
 from toolboxes.config_file import ConfigError, loads
+from toolboxes.config_file.plan import POLICIES
 from toolboxes.models import Tenant
 
 router = Router(tags=["configuration"])
@@ -72,6 +73,8 @@ def record_plan(actor: Actor, tenant: Tenant, plan: config_document.Plan) -> Non
     )
     record(actor, tenant, CHANGE, f"Applied a configuration: {summary}")
     for name in [*plan.created, *plan.changed]:
+        if name == POLICIES:
+            continue  # the tenant's own line above names it
         toolbox_name, _, server_name = name.partition("/")
         toolbox = tenant.toolboxes.get(name=toolbox_name)
         target = toolbox.servers.get(name=server_name) if server_name else toolbox

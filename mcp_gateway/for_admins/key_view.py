@@ -12,6 +12,7 @@ from typing import Any
 from kernel.pins import digests
 from mcp_gateway.database.reads import load_key, load_tenant
 from mcp_gateway.front import instructions
+from mcp_gateway.metatools.policy import annotated_destructive
 from mcp_gateway.snapshots.callers import Caller
 
 
@@ -37,6 +38,7 @@ class SeenServer:
     held: tuple[str, ...] = ()  # offered and not filtered out, waiting for an admin
     filtered_out: tuple[str, ...] = ()
     size: int = 0  # bytes of the listed tools' definitions
+    denied: tuple[str, ...] = ()  # offered and approved, refused to this key by a tool policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,7 @@ def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees |
     if record is None or tenant is None:
         return None
     caller = Caller(record, tenant)
+    subject = tenant.policy.subject(record.key_id, record.owner_id)  # as metatools.policy
     toolboxes = []
     for toolbox in tenant.toolboxes:
         if not record.allows(toolbox.name):
@@ -98,6 +101,14 @@ def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees |
             allowed = [tool for tool in tools if server.allows(tool.name)]
             waiting = server.pins.held_names(digests(allowed), server.fingerprint)
             listed = [tool for tool in allowed if tool.name not in waiting]
+            denied = [
+                tool.name
+                for tool in listed
+                if not tenant.policy.decide(
+                    subject, toolbox.name, server.name, tool.name, annotated_destructive(tool)
+                ).allowed
+            ]
+            listed = [tool for tool in listed if tool.name not in denied]
             servers.append(
                 SeenServer(
                     server.name,
@@ -107,6 +118,7 @@ def key_sees(prefix: str, offered: dict[int, list[dict[str, Any]]]) -> KeySees |
                     tuple(sorted(waiting)),
                     tuple(tool.name for tool in tools if not server.allows(tool.name)),
                     _json_size(listed) if listed else 0,
+                    tuple(denied),
                 )
             )
         toolboxes.append(SeenToolbox(toolbox.name, toolbox.description, tuple(servers)))

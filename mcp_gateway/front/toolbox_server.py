@@ -149,7 +149,8 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         caller, toolbox = _toolbox(ctx)
-        return types.ListToolsResult(tools=members.tools(await reach(caller, toolbox)))
+        listed = members.tools(await reach(caller, toolbox), caller, toolbox.name)  # policies
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -36,6 +36,7 @@ class GatewayError(Exception):
         self.message = message
         self.details = details
         self.recorded_as = ""
+        self.decision = ""  # the call log's tool-policy explanation (kernel.tool_policy)
 
     def as_structured(self) -> dict[str, Any]:
         return {
@@ -200,6 +201,26 @@ def tool_filtered(tool: str, server: str, toolbox: str) -> GatewayError:
     offer; in the call log, `filtered` (the row names the server whose filter it is)."""
     error = tool_not_found(tool, server, toolbox)
     error.recorded_as = FILTERED
+    return error
+
+
+# The call log's outcome of a call a tool policy refused (kernel.tool_policy): the client
+# is told FORBIDDEN, the call log says which rule.
+DENIED = "denied"
+
+
+def tool_forbidden(tool: str, server: str, toolbox: str, decision: str = "") -> GatewayError:
+    """A tool a policy denies to this caller: the client is not told which rule, the call
+    log is (`decision`: "denied by: toolbox 'prod', role viewer")."""
+    error = GatewayError(
+        ErrorCode.FORBIDDEN,
+        f"Error executing tool: Tool '{tool}' in server '{server}' is not allowed for this caller",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+    error.recorded_as = DENIED
+    error.decision = decision
     return error
 
 

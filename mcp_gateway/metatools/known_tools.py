@@ -240,17 +240,29 @@ class KnownTools:
             known.indexed.update(made)
 
     def search(
-        self, tenant_id: int, query: str, servers: list[str], limit: int
+        self,
+        tenant_id: int,
+        query: str,
+        servers: list[str],
+        limit: int,
+        keep: Callable[[dict[str, Any]], bool] | None = None,
     ) -> list[dict[str, Any]]:
-        """The entries of the best `limit` tools of these servers (keys) for `query`."""
+        """The entries of the best `limit` tools of these servers (keys) for `query`;
+        `keep`: only the entries it keeps (a caller's tool policies), the limit filled
+        with the next best."""
         known = self.tenant(tenant_id)
-        found: list[dict[str, Any]] = []
-        for hit in known.index.search(query, servers, limit):
-            indexed = known.indexed.get(hit.server_key)
-            entry = indexed.entries.get(hit.tool) if indexed is not None else None
-            if entry is not None:
-                found.append(entry)
-        return found
+        asked = limit
+        while True:
+            found: list[dict[str, Any]] = []
+            hits = known.index.search(query, servers, asked)
+            for hit in hits:
+                indexed = known.indexed.get(hit.server_key)
+                entry = indexed.entries.get(hit.tool) if indexed is not None else None
+                if entry is not None and (keep is None or keep(entry)):
+                    found.append(entry)
+            if keep is None or len(found) >= limit or len(hits) < asked:
+                return found[:limit]
+            asked *= 4
 
 
 def visible_entries(

@@ -12,7 +12,7 @@ import mcp_types as types
 
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors
+from mcp_gateway.metatools import errors, policy
 from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -74,12 +74,18 @@ class ToolboxOpener:
         except GatewayError as error:
             return failed(error, named, toolbox)
         await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
+        text, listed, decision = opened.text, opened.result, ""
+        callable_tools = policy.callable_entries(caller, listed["tools"])
+        if callable_tools is not None:  # after the cache: one caller's view is never another's
+            decision = policy.left_out(listed["tools"], callable_tools)
+            listed = {**listed, "tools": callable_tools}
+            text = json.dumps(listed, ensure_ascii=False)
         result = types.CallToolResult(
-            content=[types.TextContent(type="text", text=opened.text)],
-            structured_content=opened.result,
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=listed,
         )
         served = tuple(c.redact for c in opened.connections if isinstance(c, Connection))
-        return Outcome(result, named, toolbox, redactors=served)
+        return Outcome(result, named, toolbox, redactors=served, decision=decision)
 
     @staticmethod
     def _visible(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:

@@ -25,7 +25,7 @@ from mcp_gateway.downstream import failures
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.connection_recorder import record_connection
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors
+from mcp_gateway.metatools import errors, policy
 from mcp_gateway.metatools.connect import SignInRequired, connection
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.known_tools import KnownTools, Listing, server_key
@@ -126,7 +126,9 @@ class ToolSearcher:
         keys = [server_key(toolbox.name, server.name) for toolbox, server in servers]
         result: dict[str, Any] = {
             "query": args.query,
-            "tools": self.known.search(tenant.tenant_id, args.query, keys, args.limit),
+            "tools": self.known.search(
+                tenant.tenant_id, args.query, keys, args.limit, policy.entry_filter(caller)
+            ),
         }
         if failures_:
             result["_errors"] = failures_

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors
+from mcp_gateway.metatools import errors, policy
 from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.open_state import OpenToolboxes
@@ -186,11 +186,16 @@ class ToolboxMembers:
         )
         return [tool for tool in offered if tool.name not in held]
 
-    def tools(self, members: list[Member]) -> list[types.Tool]:
+    def tools(
+        self, members: list[Member], caller: Caller | None = None, toolbox: str = ""
+    ) -> list[types.Tool]:
+        """`caller` (of `toolbox`): the tools a tool policy denies it left out
+        (`metatools.policy`)."""
         named = [
             (prefixed(member.server.name, tool.name), tool)
             for member in members
             for tool in self.offered(member)
+            if caller is None or policy.may_call_tool(caller, toolbox, member.server.name, tool)
         ]
         return [tool.model_copy(update={"name": name}) for name, tool in unique(named)]
 

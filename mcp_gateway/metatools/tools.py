@@ -88,6 +88,7 @@ def failed(
         incident=str(error.details.get("incident", "")),
         redactors=redactors,
         recorded_as=error.recorded_as,
+        decision=error.decision,
     )
 
 

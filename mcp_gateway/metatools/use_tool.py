@@ -14,7 +14,7 @@ from kernel.redaction import Redactor
 from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors
+from mcp_gateway.metatools import errors, policy
 from mcp_gateway.metatools.connect import (
     SignInRequired,
     connection,
@@ -41,6 +41,7 @@ class ToolCall:
     toolbox: ToolboxConfig | None
     server: ServerConfig | None
     redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
+    decision: str = ""  # what a tool policy's rule or default decided (the call log's)
     # The client's request `_meta` (what of it the server gets: `connection.passed_on_meta`)
     # and where the server's log messages during the call go (None: only the gateway's log).
     meta: Mapping[str, Any] | None = None
@@ -55,7 +56,14 @@ class ToolCall:
 
     def outcome(self, result: types.CallToolResult | None) -> Outcome:
         """`result` None: the client cancelled the call."""
-        return Outcome(result, self.named, self.toolbox, self.server, redactors=self.redactors)
+        return Outcome(
+            result,
+            self.named,
+            self.toolbox,
+            self.server,
+            redactors=self.redactors,
+            decision=self.decision,
+        )
 
 
 class ToolUser:
@@ -89,6 +97,10 @@ class ToolUser:
             raise errors.server_not_found(ref.server, toolbox.name)
         if not server.allows(ref.name):  # filtered out: no need to connect to say so
             raise errors.tool_filtered(ref.name, server.name, toolbox.name)
+        decided = policy.decision(caller, toolbox.name, server.name, ref.name)
+        if decided is not None and not decided.allowed:
+            raise errors.tool_forbidden(ref.name, server.name, toolbox.name, decided.reason)
+        call.decision = decided.reason if decided is not None and decided.rule else ""
         # Before any connection is made.
         wait = await self.limiter.wait_for(
             caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
@@ -113,6 +125,11 @@ class ToolUser:
             raise errors.tool_not_found(ref.name, server.name, toolbox.name)
         if server.pins.held_digest(ref.name, conn.digests[ref.name], server.fingerprint):
             raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
+        if policy.needs_annotations(caller):  # the tenant's defaults read what the server says
+            offered = next((tool for tool in conn.tools if tool.name == ref.name), None)
+            refusal = policy.annotation_denial(caller, toolbox.name, server.name, offered, ref.name)
+            if refusal is not None:
+                raise errors.tool_forbidden(ref.name, server.name, toolbox.name, refusal.reason)
         try:
             return await conn.call_tool(
                 ref.name,

@@ -57,6 +57,7 @@ class CallEntry:
     tool: str = ""
     redactors: tuple[Redactor, ...] = ()
     signed_in_as: str = ""  # whose connected account the call used (`recorder.signed_in_as`)
+    decision: str = ""  # what a tool policy decided ("denied by: toolbox 'prod', role viewer")
 
 
 def _nothing() -> None:

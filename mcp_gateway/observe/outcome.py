@@ -27,7 +27,7 @@ class Outcome:
     """`result`: what the client is answered (None: the client cancelled the call).
     `error_code` and `incident`: set when the result is the gateway's own error, not the
     downstream's (`recorded_as`: the call log's outcome when it says more than the code,
-    `filtered`). `toolbox` and `server`: what the configuration knows of the names (None:
+    `filtered`, `denied`). `toolbox` and `server`: what the configuration knows of the names (None:
     no such toolbox or server). `redactors`: those of the connections that served the
     call, which clean its captured payload."""
 
@@ -39,3 +39,4 @@ class Outcome:
     incident: str = ""
     redactors: tuple[Redactor, ...] = ()
     recorded_as: str = ""
+    decision: str = ""  # what the tenant's tool policies decided, where a rule or default did

@@ -184,6 +184,7 @@ class Recorder:
                 signed_in_as=signed_in_as(caller, outcome.server)
                 if meta_tool == "use_tool"
                 else "",
+                decision=outcome.decision,
             )
         )
 

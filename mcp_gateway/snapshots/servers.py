@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kernel.pins import Pins
+from kernel.tool_policy import EMPTY as NO_POLICY
+from kernel.tool_policy import Policy
 from mcp_gateway.snapshots.sandbox import SandboxSpec
 
 
@@ -84,6 +86,7 @@ class TenantConfig:
     version: int
     toolboxes: tuple[ToolboxConfig, ...]
     max_connections: int | None = None  # None: the gateway's default
+    policy: Policy = NO_POLICY  # who may call which tool (kernel.tool_policy)
 
     def toolbox(self, name: str) -> ToolboxConfig | None:
         return next((toolbox for toolbox in self.toolboxes if toolbox.name == name), None)

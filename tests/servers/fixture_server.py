@@ -91,6 +91,14 @@ def build(args: argparse.Namespace) -> Server[Any]:
         for i in range(args.tools)
     ]
 
+    destructive = types.ToolAnnotations(destructive_hint=True, read_only_hint=False)
+    tools = [
+        tool.model_copy(update={"annotations": destructive})
+        if tool.name in getattr(args, "destructive", ())  # http_fixture has no such flag
+        else tool
+        for tool in tools
+    ]
+
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -215,6 +223,9 @@ async def main() -> None:
     parser.add_argument("--crash-on-call", action="store_true")
     parser.add_argument("--garbage-at-start", action="store_true")
     parser.add_argument("--print-args", action="store_true")
+    parser.add_argument(
+        "--destructive", action="append", default=[], help="a tool annotated destructiveHint"
+    )
     parser.add_argument(
         "--stubborn",
         action="store_true",

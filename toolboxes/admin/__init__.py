@@ -4,6 +4,6 @@
 Imported by the admin's autodiscovery: each module registers its ModelAdmins.
 """
 
-from toolboxes.admin import catalog, keys, pins, servers, tenants
+from toolboxes.admin import catalog, keys, pins, policies, servers, tenants
 
-__all__ = ["catalog", "keys", "pins", "servers", "tenants"]
+__all__ = ["catalog", "keys", "pins", "policies", "servers", "tenants"]

@@ -12,6 +12,7 @@ from django.utils.html import format_html
 
 from kernel.admin_kit.scoping import TenantScoped
 from toolboxes import pins
+from toolboxes.admin.policies import tool_policy_context
 from toolboxes.models import ToolPin
 
 
@@ -67,6 +68,18 @@ class ToolPinAdmin(TenantScoped, admin.ModelAdmin):
             "server__name",
             "name",
         ]
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """The tool's page shows who may call it (`admin.policies`)."""
+        pin = self.get_object(request, object_id)  # out of the person's tenants: 404
+        extra = {**(extra_context or {}), **tool_policy_context(pin)}
+        return super().change_view(request, object_id, form_url, extra)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a server offers its tools; nobody types them in

@@ -14,6 +14,10 @@ A server made from a catalog entry is written `{"catalog": "<entry name>", "para
 {name: value}}` (secret values decrypted, like env values) with its filters, timeout, idle
 timeout and enabled; on import the entry must exist.
 
+A tenant's tool policies go beside its toolboxes, under `"policies"`, when it has any
+(`config_file.policies`): a document with them sets the rules exactly, one without leaves
+them as they are.
+
 Desktop files are read into one named toolbox: `{"mcpServers": {...}}` (Claude Desktop,
 Cursor, Windsurf, Gemini CLI) or VS Code's `{"servers": {...}}`; other top-level keys of
 such files (settings, VS Code's `inputs`) are ignored. There, as in the export format,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolboxes.config_file.policies import KEY as POLICIES
+from toolboxes.config_file.policies import export_policies
 from toolboxes.config_file.schema import DEFAULT_TIMEOUT
 from toolboxes.launch import launch_of
 from toolboxes.models import OAUTH_MODES, PinningPolicy, Server, Tenant, Toolbox, Transport
@@ -79,7 +81,11 @@ def export_tenant(tenant: Tenant) -> dict[str, Any]:
             "description": toolbox.description,
             "mcpServers": {server.name: export_server(server) for server in servers},
         }
-    return {"toolboxes": toolboxes}
+    document: dict[str, Any] = {"toolboxes": toolboxes}
+    policies = export_policies(tenant)
+    if policies is not None:  # who may call which tool (`config_file.policies`)
+        document[POLICIES] = policies
+    return document
 
 
 def export_all() -> dict[str, Any]:

@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from pydantic import ValidationError as PydanticError
 
+from toolboxes.config_file.policies import KEY as POLICIES
+from toolboxes.config_file.policies import import_policies
 from toolboxes.config_file.schema import (
     DESKTOP_KEYS,
     EXPORT_KEY,
@@ -176,6 +178,8 @@ def import_tenant(tenant: Tenant, data: Any, *, replace: bool = False) -> tuple[
             )
         if replace:
             tenant.toolboxes.exclude(name__in=list(spec.toolboxes)).delete()
+        if spec.policies is not None:  # after the toolboxes its rules name
+            import_policies(tenant, data[POLICIES])
     return len(spec.toolboxes), servers
 
 

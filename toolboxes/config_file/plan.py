@@ -10,6 +10,9 @@ from typing import Any
 
 from toolboxes.models import Server, Toolbox
 
+# The plan's name for the tenant's tool policies (no toolbox can be named so: a space).
+POLICIES = "tool policies"
+
 
 @dataclass
 class Plan:
@@ -81,4 +84,9 @@ def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
             fields.append("position")
         if fields:
             plan.changed[name] = fields
+    old_policies = before.get("policies") or {"denyDestructiveToKeys": False, "rules": []}
+    new_policies = after.get("policies") or {"denyDestructiveToKeys": False, "rules": []}
+    fields = sorted(key for key in new_policies if new_policies[key] != old_policies.get(key))
+    if fields:
+        plan.changed[POLICIES] = fields
     return plan

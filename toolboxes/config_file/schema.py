@@ -101,6 +101,7 @@ class ToolboxSpec(_Spec):
 
 class TenantSpec(_Spec):
     toolboxes: dict[str, ToolboxSpec]
+    policies: dict[str, Any] | None = None  # read by `config_file.policies`
 
 
 # Where a desktop file keeps its servers, and who writes it so.

@@ -1,5 +1,6 @@
 """The admins' configuration: tenants, their API keys, toolboxes, downstream servers, the
-catalog, pinned tool definitions and this database's installation, one module each."""
+catalog, pinned tool definitions, tool policies and this database's installation, one
+module each."""
 
 # This database's installation: a model with its one reader (`installation_id`) beside it.
 from toolboxes.installation import Installation
@@ -10,6 +11,7 @@ from toolboxes.models.catalog import (
     validate_parameter_name,
 )
 from toolboxes.models.pins import PinState, ToolPin
+from toolboxes.models.policies import PolicyDefaults, ToolPolicy
 from toolboxes.models.sandbox import SandboxSettings
 from toolboxes.models.servers import (
     REMOTE_TRANSPORTS,
@@ -32,11 +34,13 @@ __all__ = [
     "Installation",
     "PinState",
     "PinningPolicy",
+    "PolicyDefaults",
     "SandboxSettings",
     "Server",
     "SignInSettings",
     "Tenant",
     "ToolPin",
+    "ToolPolicy",
     "Toolbox",
     "Transport",
     "default_tool_filters",

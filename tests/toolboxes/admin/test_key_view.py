@@ -165,3 +165,23 @@ def test_a_checked_server_shows_what_it_offers_now(make_tenant, make_toolbox, ma
     api_key, _ = ApiKey.issue(tenant)
     [dev] = key_sees(api_key.prefix, offered_tools(api_key)).toolboxes
     assert dev.servers[0].tools == ("write_file", "read_file")  # the server's own order
+
+
+def test_a_tool_a_policy_denies_to_the_key_is_not_listed(setup, admin_client):
+    from toolboxes.models import ToolPolicy
+
+    api_key, _, search = setup
+    ToolPolicy.objects.create(
+        tenant=api_key.tenant,
+        toolbox=search.toolbox,
+        server="search",
+        tool="search",
+        subject="key",
+        api_key=api_key,
+    )
+    seen = key_sees(api_key.prefix, offered_tools(api_key))
+    by_name = {server.name: server for server in seen.toolboxes[0].servers}
+    assert (by_name["search"].tools, by_name["search"].denied) == ((), ("search",))
+    assert by_name["files"].denied == ()
+    page = admin_client.get(reverse("admin:toolboxes_apikey_change", args=[api_key.pk]))
+    assert "denied by a tool policy" in page.content.decode()

@@ -1,0 +1,227 @@
+"""Who may call which tool: a tenant's tool policies and its defaults (issue 36).
+
+A rule's scope is the tenant, a toolbox, a server of that toolbox (by name) or a tool (by
+name), its subject everyone, a role, an identity provider's group (as the group mappings
+name it), a member (their personal keys and OAuth sign-ins) or one API key, its effect
+allow or deny. How rules decide a call is `kernel.tool_policy` (the gateway and the admin
+ask it); `as_rule` is what it reads of a row.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from kernel import tool_policy
+from kernel.roles import ROLES
+from toolboxes.models.tenants import ApiKey, Tenant, Toolbox
+
+DUPLICATE = "This tenant already has a rule for this scope and subject: change its effect instead."
+SERVER_NEEDS_TOOLBOX = "A server is named within a toolbox: choose the toolbox too."
+FOREIGN_TOOLBOX = "The toolbox must be one of this tenant's."
+FOREIGN_KEY = "The API key must be one of this tenant's."
+NOT_A_MEMBER = "The person must be a member of this tenant."
+UNKNOWN_SERVER = "Toolbox '{toolbox}' has no server named '{server}'."
+NEEDS = {
+    tool_policy.ROLE: ("role", "Choose the role this rule is for."),
+    tool_policy.GROUP: ("group", "Name the identity provider's group this rule is for."),
+    tool_policy.PERSON: ("person", "Choose the member this rule is for."),
+    tool_policy.KEY: ("api_key", "Choose the API key this rule is for."),
+}
+NOT_FOR_KIND = "Leave this empty: the rule is for {kind}."
+SUBJECT_FIELDS = ("role", "group", "person", "api_key")
+
+
+class Effect(models.TextChoices):
+    ALLOW = tool_policy.ALLOW, "allow"
+    DENY = tool_policy.DENY, "deny"
+
+
+class SubjectKind(models.TextChoices):
+    EVERYONE = tool_policy.EVERYONE, "everyone"
+    ROLE = tool_policy.ROLE, "a role"
+    GROUP = tool_policy.GROUP, "an identity provider's group"
+    PERSON = tool_policy.PERSON, "a member (their personal keys and sign-ins)"
+    KEY = tool_policy.KEY, "an API key"
+
+
+class ToolPolicy(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="tool_policies")
+    toolbox = models.ForeignKey(
+        Toolbox,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="tool_policies",
+        help_text="Empty: every toolbox of the tenant.",
+    )
+    server = models.CharField(
+        max_length=100, blank=True, help_text="A server's name in the toolbox. Empty: every server."
+    )
+    tool = models.CharField(
+        max_length=200, blank=True, help_text="A tool's name. Empty: every tool."
+    )
+    subject = models.CharField(
+        "for", max_length=10, choices=SubjectKind, default=SubjectKind.EVERYONE
+    )
+    role = models.CharField(max_length=10, blank=True, choices=[(role, role) for role in ROLES])
+    group = models.CharField(
+        "group",
+        max_length=255,
+        blank=True,
+        help_text="The group's name as the identity provider sends it (see the group mappings).",
+    )
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="tool_policies",
+        help_text="A member: their personal API keys and OAuth sign-ins.",
+    )
+    api_key = models.ForeignKey(
+        ApiKey,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="tool_policies",
+        verbose_name="API key",
+    )
+    effect = models.CharField(max_length=10, choices=Effect, default=Effect.DENY)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["tenant__slug", "toolbox__name", "server", "tool", "subject", "pk"]
+        verbose_name = "tool policy"
+        verbose_name_plural = "tool policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(effect__in=tool_policy.EFFECTS), name="tool_policy_effect_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(subject__in=tool_policy.SUBJECT_KINDS),
+                name="tool_policy_subject_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(server="") | models.Q(toolbox__isnull=False),
+                name="tool_policy_server_in_toolbox",
+                violation_error_message=SERVER_NEEDS_TOOLBOX,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.as_rule().scope_text() + f", {self.as_rule().subject_text()}: {self.effect}"
+
+    def subject_value(self) -> str:
+        if self.subject == tool_policy.ROLE:
+            return self.role
+        if self.subject == tool_policy.GROUP:
+            return self.group
+        if self.subject == tool_policy.PERSON:
+            return str(self.person_id or "")
+        if self.subject == tool_policy.KEY:
+            return str(self.api_key_id or "")
+        return ""
+
+    def subject_label(self) -> str:
+        if self.subject == tool_policy.PERSON and self.person is not None:
+            return self.person.get_username()
+        if self.subject == tool_policy.KEY and self.api_key is not None:
+            return str(self.api_key)
+        return ""
+
+    def as_rule(self, toolbox_name: str | None = None) -> tool_policy.Rule:
+        """What the decision reads (`toolbox_name`: known already, saves a query)."""
+        if toolbox_name is None:
+            toolbox_name = self.toolbox.name if self.toolbox_id else ""
+        return tool_policy.Rule(
+            effect=self.effect,
+            subject=self.subject,
+            value=self.subject_value(),
+            toolbox=toolbox_name,
+            server=self.server,
+            tool=self.tool,
+            label=self.subject_label(),
+            rule_id=self.pk or 0,
+        )
+
+    def clean(self) -> None:
+        errors: dict[str, list[str]] = {}
+
+        def add(field: str, text: str) -> None:
+            errors.setdefault(field, []).append(text)
+
+        self.server = self.server.strip()
+        self.tool = self.tool.strip()
+        self.group = self.group.strip()
+        if self.server and self.toolbox_id is None:
+            add("server", SERVER_NEEDS_TOOLBOX)
+        if self.tenant_id is not None:
+            if self.toolbox_id is not None and self.toolbox.tenant_id != self.tenant_id:
+                add("toolbox", FOREIGN_TOOLBOX)
+            elif (
+                self.toolbox_id is not None
+                and self.server
+                and not self.toolbox.servers.filter(name=self.server).exists()
+            ):
+                add("server", UNKNOWN_SERVER.format(toolbox=self.toolbox.name, server=self.server))
+            if self.api_key_id is not None and self.api_key.tenant_id != self.tenant_id:
+                add("api_key", FOREIGN_KEY)
+            if (
+                self.person_id is not None
+                and not self.tenant.memberships.filter(user_id=self.person_id).exists()
+            ):
+                add("person", NOT_A_MEMBER)
+        needed = NEEDS.get(self.subject)
+        kind = SubjectKind(self.subject).label if self.subject in SubjectKind.values else ""
+        for name in SUBJECT_FIELDS:
+            value = getattr(self, f"{name}_id" if name in ("person", "api_key") else name)
+            if needed is not None and name == needed[0]:
+                if not value:
+                    add(name, needed[1])
+            elif value:
+                add(name, NOT_FOR_KIND.format(kind=kind))
+        if not errors and self.tenant_id is not None and self._duplicates().exists():
+            raise ValidationError(DUPLICATE)
+        if errors:
+            raise ValidationError(errors)
+
+    def _duplicates(self) -> models.QuerySet[ToolPolicy]:
+        return ToolPolicy.objects.filter(
+            tenant_id=self.tenant_id,
+            toolbox_id=self.toolbox_id,
+            server=self.server,
+            tool=self.tool,
+            subject=self.subject,
+            role=self.role,
+            group=self.group,
+            person_id=self.person_id,
+            api_key_id=self.api_key_id,
+        ).exclude(pk=self.pk)
+
+
+class PolicyDefaults(models.Model):
+    """A tenant's one-click defaults from the tools' annotations (the servers' claims: an
+    admin's rule for the tool overrides them)."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, related_name="policy_defaults")
+    deny_destructive_to_keys = models.BooleanField(
+        "deny destructive tools to tenant keys",
+        default=False,
+        help_text="A tool whose server marks it destructive (destructiveHint) is refused to "
+        "the tenant's API keys (not to members' personal keys or sign-ins), unless a rule "
+        "for that tool allows it.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "tool policy defaults"
+        verbose_name_plural = "tool policy defaults"
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}: tool policy defaults"
+
+    def as_defaults(self) -> tool_policy.Defaults:
+        return tool_policy.Defaults(deny_destructive_to_keys=self.deny_destructive_to_keys)
