@@ -32,6 +32,12 @@ def test_names_split_at_underscores_camel_case_and_digits():
     assert tokens("HTTPServer2Go").words == ("httpserver2go", "http", "server", "2", "go")
 
 
+def test_a_request_s_filler_words_are_not_searched_for():
+    query = "Could you please suggest which of them I should use, because we need it?"
+    assert tokens(query, query=True).words == ("suggest",)  # Snowball's English stopwords
+    assert tokens("Was ist das Wetter?", query=True).words == ("wetter",)
+
+
 def test_a_query_finds_a_tool_by_a_part_of_its_name():
     index = ToolIndex()
     index.replace_server(
