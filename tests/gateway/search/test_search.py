@@ -38,6 +38,28 @@ def test_a_request_s_filler_words_are_not_searched_for():
     assert tokens("Was ist das Wetter?", query=True).words == ("wetter",)
 
 
+def test_neighbouring_words_make_pairs_across_stopwords_and_within_a_name():
+    assert tokens("Detect objects in images").pairs == ("detect_object", "object_imag")
+    assert tokens("getCurrentTime zone").pairs == ("current_time", "time_zone")
+    assert tokens("torch.hub.load").pairs == ("torch_hub", "hub_load")  # a dotted API name
+    assert tokens("天气 forecast today").pairs == ("forecast_today",)  # CJK breaks the chain
+
+
+def test_a_phrase_ranks_the_tool_that_has_its_words_together_first():
+    index = ToolIndex()
+    index.replace_server(
+        "dev/misc",
+        BOX,
+        Described("misc"),
+        [
+            tool("a_first", "Classify the text of an image; detect the language of speech."),
+            tool("b_second", "Detect the language of a text; classify an image."),
+        ],
+    )
+    assert names(index, "classify an image", ["dev/misc"])[0] == "dev/misc:b_second"
+    assert names(index, "classify text", ["dev/misc"])[0] == "dev/misc:a_first"
+
+
 def test_a_query_finds_a_tool_by_a_part_of_its_name():
     index = ToolIndex()
     index.replace_server(
