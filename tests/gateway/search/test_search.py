@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
 from mcp_gateway.search.documents import Described
 from mcp_gateway.search.index import ToolIndex
 from mcp_gateway.search.tokens import tokens
@@ -193,3 +195,24 @@ def test_a_search_during_a_replacement_sees_all_old_or_all_new_tools():
         entry["name"] for entry in new
     }  # the last of 30 writes (turn 29) put the new tools
     assert seen <= {"old", "new"}
+
+
+def test_a_write_that_fails_half_way_changes_nothing_and_the_next_one_applies():
+    class Failing(dict[str, Any]):
+        def get(self, key: str, default: Any = None) -> Any:
+            if key == "description":
+                raise RuntimeError("a definition that cannot be read")
+            return super().get(key, default)
+
+    index = ToolIndex()
+    index.replace_server("dev/files", BOX, Described("files"), [tool("read_file", "Read a file")])
+    with pytest.raises(RuntimeError):
+        index.replace_servers(
+            [
+                ("dev/files", BOX, Described("files"), []),
+                ("dev/other", BOX, Described("other"), [tool("x"), Failing(name="bad")]),
+            ]
+        )
+    assert names(index, "read file", ["dev/files", "dev/other"]) == ["dev/files:read_file"]
+    index.replace_server("dev/other", BOX, Described("other"), [tool("write_file", "Write a file")])
+    assert names(index, "write file", ["dev/other"]) == ["dev/other:write_file"]
