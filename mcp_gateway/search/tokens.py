@@ -4,8 +4,9 @@ tantivy's own analyzers know neither camelCase nor snake_case names, CJK text no
 compounds, so the words are made here and tantivy only splits them on whitespace. What
 is done, each measured on MetaTool and Gorilla APIBench (bench/search_quality.py): NFKC;
 runs of letters and digits, split at camelCase and letter/digit boundaries, the joined name
-kept too (`getCurrentTime` -> getcurrenttime, get, current, time); lowercase; a small
-English and German stopword list; Snowball English stemming; CJK runs as single characters
+kept too (`getCurrentTime` -> getcurrenttime, get, current, time; a dotted or slashed API
+name such as `torch.hub.load` is runs of its own); lowercase; Snowball's English stopword
+list and a small German one; Snowball English stemming; CJK runs as single characters
 plus character bigrams (no dictionary needed); in a field of their own with a low boost,
 5-character grams of long words, so that `Wetter` finds `wettervorhersage`; and, in a third
 field, each pair of neighbouring words of a text (stopwords left out, so "objects in
