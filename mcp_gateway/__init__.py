@@ -80,6 +80,14 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     # Finding a tool by a query (bench/search_*.py; search_tools' index)
     "ToolIndex": ("mcp_gateway.search.index", "ToolIndex"),
     "Described": ("mcp_gateway.search.documents", "Described"),
+    # A tenant's known tools as search_tools feeds and asks them, and the snapshot they
+    # are kept for (bench/search_speed.py: the gateway's own path)
+    "KnownTools": ("mcp_gateway.metatools.known_tools", "KnownTools"),
+    "Listing": ("mcp_gateway.metatools.known_tools", "Listing"),
+    "server_key": ("mcp_gateway.metatools.known_tools", "server_key"),
+    "TenantConfig": ("mcp_gateway.snapshots.servers", "TenantConfig"),
+    "ToolboxConfig": ("mcp_gateway.snapshots.servers", "ToolboxConfig"),
+    "ServerConfig": ("mcp_gateway.snapshots.servers", "ServerConfig"),
 }
 
 __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
@@ -93,13 +101,18 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "GatewayOptions",
     "JsonFormatter",
     "KeySees",
+    "KnownTools",
+    "Listing",
     "MetricsEndpoint",
     "RepeatLimit",
     "SandboxPolicy",
     "SandboxSpec",
+    "ServerConfig",
     "StartRefused",
+    "TenantConfig",
     "ToolIndex",
     "ToolSearch",
+    "ToolboxConfig",
     "__version__",
     "bounded_stdio_client",
     "check_servers",
@@ -118,6 +131,7 @@ __all__ = [  # the names of `_PUBLIC`, spelled out for readers and linters
     "retire_uid_claim",
     "sandbox_launch",
     "seccomp_program",
+    "server_key",
     "shared_cache",
     "tenant_endpoint",
     "toolbox_endpoint",

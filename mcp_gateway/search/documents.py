@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from mcp_gateway.search.tokens import NAME_WEIGHT, TEXT_WEIGHT, TITLE_WEIGHT, tokens
+from mcp_gateway.search.tokens import NAME_WEIGHT, TEXT_WEIGHT, TITLE_WEIGHT, Tokens, tokens
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,12 @@ class Described:
 
 @dataclass(frozen=True)
 class ToolDocument:
-    """What the index stores of a tool: whose it is, and its two fields' text."""
+    """What the index stores of a tool: whose it is, and its three fields' text."""
 
     tool: str
     words: str  # weighted words, space-separated (tantivy's whitespace tokenizer)
     grams: str
+    pairs: str  # neighbouring words of each part, once (weighting them measured no better)
 
 
 def tool_document(tool: Mapping[str, Any], server: Described, toolbox: Described) -> ToolDocument:
@@ -38,17 +40,23 @@ def tool_document(tool: Mapping[str, Any], server: Described, toolbox: Described
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("a tool definition without a name")
-    context = " ".join((server.name, server.description, toolbox.name, toolbox.description))
     parts = (
         (tokens(name), NAME_WEIGHT),
         (tokens(_text(tool.get("title"))), TITLE_WEIGHT),
         (tokens(_text(tool.get("description"))), TEXT_WEIGHT),
         (tokens(_parameters(tool.get("inputSchema"))), TEXT_WEIGHT),
-        (tokens(context), TEXT_WEIGHT),
+        (_context(server, toolbox), TEXT_WEIGHT),
     )
     words = [word for part, weight in parts for _ in range(weight) for word in part.words]
     grams = [gram for part, _ in parts for gram in part.grams]
-    return ToolDocument(name, " ".join(words), " ".join(grams))
+    pairs = [pair for part, _ in parts for pair in part.pairs]
+    return ToolDocument(name, " ".join(words), " ".join(grams), " ".join(pairs))
+
+
+@lru_cache(maxsize=1024)
+def _context(server: Described, toolbox: Described) -> Tokens:
+    """The server's and toolbox's tokens: once for all of a server's tools."""
+    return tokens(" ".join((server.name, server.description, toolbox.name, toolbox.description)))
 
 
 def _text(value: object) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
 from mcp_gateway.search.documents import Described
 from mcp_gateway.search.index import ToolIndex
 from mcp_gateway.search.tokens import tokens
@@ -30,6 +32,34 @@ def test_names_split_at_underscores_camel_case_and_digits():
     assert tokens("get_current_time", query=True).words == ("current", "time")  # `get`: a stopword
     assert tokens("getCurrentTime").words == ("getcurrenttim", "current", "time")
     assert tokens("HTTPServer2Go").words == ("httpserver2go", "http", "server", "2", "go")
+
+
+def test_a_request_s_filler_words_are_not_searched_for():
+    query = "Could you please suggest which of them I should use, because we need it?"
+    assert tokens(query, query=True).words == ("suggest",)  # Snowball's English stopwords
+    assert tokens("Was ist das Wetter?", query=True).words == ("wetter",)
+
+
+def test_neighbouring_words_make_pairs_across_stopwords_and_within_a_name():
+    assert tokens("Detect objects in images").pairs == ("detect_object", "object_imag")
+    assert tokens("getCurrentTime zone").pairs == ("current_time", "time_zone")
+    assert tokens("torch.hub.load").pairs == ("torch_hub", "hub_load")  # a dotted API name
+    assert tokens("天气 forecast today").pairs == ("forecast_today",)  # CJK breaks the chain
+
+
+def test_a_phrase_ranks_the_tool_that_has_its_words_together_first():
+    index = ToolIndex()
+    index.replace_server(
+        "dev/misc",
+        BOX,
+        Described("misc"),
+        [
+            tool("a_first", "Classify the text of an image; detect the language of speech."),
+            tool("b_second", "Detect the language of a text; classify an image."),
+        ],
+    )
+    assert names(index, "classify an image", ["dev/misc"])[0] == "dev/misc:b_second"
+    assert names(index, "classify text", ["dev/misc"])[0] == "dev/misc:a_first"
 
 
 def test_a_query_finds_a_tool_by_a_part_of_its_name():
@@ -165,3 +195,24 @@ def test_a_search_during_a_replacement_sees_all_old_or_all_new_tools():
         entry["name"] for entry in new
     }  # the last of 30 writes (turn 29) put the new tools
     assert seen <= {"old", "new"}
+
+
+def test_a_write_that_fails_half_way_changes_nothing_and_the_next_one_applies():
+    class Failing(dict[str, Any]):
+        def get(self, key: str, default: Any = None) -> Any:
+            if key == "description":
+                raise RuntimeError("a definition that cannot be read")
+            return super().get(key, default)
+
+    index = ToolIndex()
+    index.replace_server("dev/files", BOX, Described("files"), [tool("read_file", "Read a file")])
+    with pytest.raises(RuntimeError):
+        index.replace_servers(
+            [
+                ("dev/files", BOX, Described("files"), []),
+                ("dev/other", BOX, Described("other"), [tool("x"), Failing(name="bad")]),
+            ]
+        )
+    assert names(index, "read file", ["dev/files", "dev/other"]) == ["dev/files:read_file"]
+    index.replace_server("dev/other", BOX, Described("other"), [tool("write_file", "Write a file")])
+    assert names(index, "write file", ["dev/other"]) == ["dev/other:write_file"]
