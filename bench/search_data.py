@@ -5,7 +5,6 @@ definition `open_toolbox` lists (name, title, description, inputSchema's propert
 server holds tools, in a toolbox. MetaTool's tools are ChatGPT plugins: each is a server of
 its own with one tool of its name, in a toolbox `metatool`. Gorilla's APIs are grouped by
 hub and domain: the hub (`Hugging Face Transformers`) is the toolbox, the domain the server.
-LiveMCPBench's 70 MCP servers keep their own tool definitions, a toolbox per category.
 """
 
 from __future__ import annotations
@@ -87,24 +86,6 @@ def gorilla(queries: int | None = None) -> Dataset:
     lines = (DATA / "gorilla_queries.jsonl").read_text().splitlines()[:queries]
     answers = [(case["query"], frozenset(by_call[case["call"]])) for case in map(json.loads, lines)]
     return Dataset("Gorilla APIBench", list(servers.values()), answers)
-
-
-def livemcpbench() -> Dataset:
-    """LiveMCPBench's 70 MCP servers (527 tools), a toolbox per category (8). Its annotated
-    tasks are not in its repository: the queries are each server's own description, each
-    answered by that server's tools (search_tokens.py only sizes the answers)."""
-    servers = []
-    for line in (DATA / "livemcpbench_tools.jsonl").read_text().splitlines():
-        found = json.loads(line)
-        toolbox = found["category"]
-        key = f"{toolbox}/{found['name']}"
-        servers.append(Server(key, toolbox, found["name"], found["description"], found["tools"]))
-    answers = [
-        (server.description, frozenset((server.key, tool["name"]) for tool in server.tools))
-        for server in servers
-        if server.tools
-    ]
-    return Dataset("LiveMCPBench", servers, answers)
 
 
 def tenant(server_count: int, tools_per_server: int) -> list[Server]:

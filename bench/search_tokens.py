@@ -3,12 +3,11 @@ toolbox, for the stored tool sets loaded in one tenant.
 
     .venv/bin/python bench/search_tokens.py [--quick] [--json FILE]
 
-The issue's figure is for LiveMCPBench's real MCP servers (70 servers, 527 tools, their
-definitions as the servers publish them; bench/data/search/, Apache-2.0), a toolbox per
-category (8). Its annotated tasks are not in its repository, so its queries are the servers'
-own descriptions (bench/search_data.py). The two other stored sets follow: Gorilla APIBench
-(1,726 APIs with their parameters, a toolbox per framework, a server per domain) and MetaTool
-(199 ChatGPT plugins, name and description only, one toolbox). Each answer is the JSON the gateway
+The issue's figure is for a public set of real MCP servers' definitions (70 servers, 527
+tools); that set is not stored in bench/data/search/, so the two stored sets stand in
+(bench/search_data.py): Gorilla APIBench (1,726 APIs with their parameters, a toolbox per
+framework, a server per domain: the nearest to MCP tool definitions) and MetaTool (199 ChatGPT
+plugins, name and description only, one toolbox). Each answer is the JSON the gateway
 sends, as its text content (`json.dumps(..., ensure_ascii=False)`; the client gets the
 same object again as `structuredContent`, counted once here): `open_toolbox`'s
 `{"toolbox", "description", "servers_connected", "tools"}` per toolbox, summed over the
@@ -28,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import Row, arguments, median, report
-from bench.search_data import Dataset, gorilla, livemcpbench, metatool
+from bench.search_data import Dataset, gorilla, metatool
 from mcp_gateway import Described, ToolIndex
 
 SECTION = "15 search tokens"
@@ -90,7 +89,7 @@ def main() -> None:
     options = arguments(__doc__ or "").parse_args()
     queries = 50 if options.quick else 200
     rows = []
-    for dataset in (livemcpbench(), gorilla(queries), metatool(queries)):
+    for dataset in (gorilla(queries), metatool(queries)):
         opens = open_answers(dataset)
         opened = sum(opens.values())
         right = median(right_toolboxes(dataset, queries, opens))

@@ -1,14 +1,12 @@
 """Makes this folder's files from the two datasets' own (run once; its output is committed).
 
-    python bench/data/search/make_sample.py METATOOL GORILLA [LIVEMCPBENCH]  # checkouts
+    python bench/data/search/make_sample.py METATOOL_CHECKOUT GORILLA_CHECKOUT
 
 The datasets' files are 10 MB; what bench/search_quality.py needs of them is 1.4 MB, and
 deterministic: MetaTool's 199 tools and 2,000 of its queries (shuffled with seed 1), and
 Gorilla APIBench's 1,726 APIs (the fields a tool's document uses) with its evaluation
 instructions, each with the call it expects (`call`: a number; several APIs share a call,
-and any of them is a right answer). With a LiveMCPBench checkout: its 70 MCP servers' tool
-definitions as the servers publish them (`tools/LiveMCPTool/tools.json` less each server's
-launch configuration and web address), one server a line (search_tokens.py).
+and any of them is a right answer).
 """
 
 from __future__ import annotations
@@ -89,17 +87,6 @@ def gorilla(checkout: Path) -> None:
         file.writelines(json.dumps(query, ensure_ascii=False) + "\n" for query in queries)
 
 
-def livemcpbench(checkout: Path) -> None:
-    servers = json.loads((checkout / "tools" / "LiveMCPTool" / "tools.json").read_text())
-    with (HERE / "livemcpbench_tools.jsonl").open("w") as file:
-        for server in servers:
-            tools = [tool for listed in server["tools"].values() for tool in listed["tools"]]
-            kept = {key: server[key] for key in ("name", "description", "category")}
-            file.write(json.dumps({**kept, "tools": tools}, ensure_ascii=False) + "\n")
-
-
 if __name__ == "__main__":
     metatool(Path(sys.argv[1]))
     gorilla(Path(sys.argv[2]))
-    if len(sys.argv) > 3:
-        livemcpbench(Path(sys.argv[3]))
