@@ -93,7 +93,7 @@ OFFERED_ALONE = "offeredAlone"
 
 class ToolboxSpec(_Spec):
     description: str
-    offered_alone: bool = Field(default=True, alias=OFFERED_ALONE)
+    offered_alone: bool = Field(default=True, alias="offeredAlone")  # OFFERED_ALONE
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
 
     @field_validator("description")
