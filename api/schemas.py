@@ -70,25 +70,40 @@ class TenantPatch(_In):
     max_connections: int | None = Field(default=None, ge=0)
 
 
+OFFERED_ALONE = (
+    "Whether it is served as an MCP server of its own, at "
+    "/mcp/t/<tenant>/toolboxes/<toolbox> (on by default; off: that path answers 404 and "
+    "its tools are reached through the meta-tools only)."
+)
+
+
 class ToolboxOut(Schema):
     name: str
     description: str
+    offered_alone: bool = Field(description=OFFERED_ALONE)
     servers: list[str]
 
     @staticmethod
     def of(toolbox: Toolbox) -> ToolboxOut:
         names = [server.name for server in toolbox.servers.order_by("position", "pk")]
-        return ToolboxOut(name=toolbox.name, description=toolbox.description, servers=names)
+        return ToolboxOut(
+            name=toolbox.name,
+            description=toolbox.description,
+            offered_alone=toolbox.offered_alone,
+            servers=names,
+        )
 
 
 class ToolboxIn(_In):
     name: str = Field(max_length=100)
     description: str
+    offered_alone: bool = Field(default=True, description=OFFERED_ALONE)
 
 
 class ToolboxPatch(_In):
     name: str | None = Field(default=None, max_length=100)
     description: str | None = None
+    offered_alone: bool | None = Field(default=None, description=OFFERED_ALONE)
 
 
 class AuthOut(Schema):

@@ -43,7 +43,12 @@ def list_toolboxes(request: HttpRequest, slug: str, paging: Query[PageQuery]) ->
 def create_toolbox(request: HttpRequest, slug: str, payload: ToolboxIn) -> Status[ToolboxOut]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
-    toolbox = Toolbox(tenant=tenant, name=payload.name, description=payload.description)
+    toolbox = Toolbox(
+        tenant=tenant,
+        name=payload.name,
+        description=payload.description,
+        offered_alone=payload.offered_alone,
+    )
     toolbox.full_clean()
     toolbox.save()
     record(actor, toolbox, ADDITION)
@@ -65,8 +70,8 @@ def get_toolbox(request: HttpRequest, slug: str, name: str) -> ToolboxOut:
     response={200: ToolboxOut, **ERRORS},
     summary="Change a toolbox",
     description=(
-        "Its name or description; a field left out (or null) is kept. API keys limited to "
-        "it stay limited to it under its new name."
+        "Its name, description or `offered_alone`; a field left out (or null) is kept. API "
+        "keys limited to it stay limited to it under its new name."
     ),
 )
 def change_toolbox(request: HttpRequest, slug: str, name: str, payload: ToolboxPatch) -> ToolboxOut:

@@ -57,7 +57,9 @@ def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
         for server in sorted(toolbox.servers.all(), key=lambda s: (s.position, s.pk)):
             if server.enabled:
                 servers.append(_server_config(tenant.pk, server, pinned))
-        toolboxes.append(ToolboxConfig(toolbox.name, toolbox.description, tuple(servers)))
+        toolboxes.append(
+            ToolboxConfig(toolbox.name, toolbox.description, tuple(servers), toolbox.offered_alone)
+        )
     return TenantConfig(
         tenant.pk,
         tenant.slug,

@@ -75,12 +75,10 @@ def toolbox_path(path: str) -> ToolboxPath | None:
 
 def may_open(caller: Caller, path: ToolboxPath) -> bool:
     """Whether this credential may open the path's toolbox: its tenant's, one that exists,
-    one the credential may use (else the one 404 of `/mcp/t/<slug>`)."""
-    return (
-        path.slug == caller.tenant.slug
-        and caller.tenant.toolbox(path.toolbox) is not None
-        and caller.key.allows(path.toolbox)
-    )
+    one its admin offers this way, one the credential may use (else the one 404 of
+    `/mcp/t/<slug>`)."""
+    toolbox = caller.tenant.toolbox(path.toolbox) if path.slug == caller.tenant.slug else None
+    return toolbox is not None and toolbox.offered_alone and caller.key.allows(path.toolbox)
 
 
 def resource_not_found_code(protocol_version: str) -> int:
@@ -103,7 +101,9 @@ def _toolbox(ctx: ServerRequestContext[Any, Any]) -> tuple[Caller, ToolboxConfig
     caller = _state(ctx).caller
     path = toolbox_path(ctx.request.scope.get("path", ""))
     toolbox = caller.tenant.toolbox(path.toolbox) if path is not None else None
-    if toolbox is None or not caller.key.allows(toolbox.name):  # checked by http already
+    if (  # checked by http already
+        toolbox is None or not toolbox.offered_alone or not caller.key.allows(toolbox.name)
+    ):
         raise MCPError(types.INVALID_REQUEST, "There is no toolbox at this path.")
     return caller, toolbox
 

@@ -73,6 +73,7 @@ class ToolboxConfig:
     name: str
     description: str
     servers: tuple[ServerConfig, ...]
+    offered_alone: bool = True  # served at /mcp/t/<slug>/toolboxes/<name> too
 
     def server(self, name: str) -> ServerConfig | None:
         return next((server for server in self.servers if server.name == name), None)

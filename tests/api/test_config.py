@@ -199,3 +199,48 @@ def test_a_tenant_admins_document(api, acme):
             "Tenant admins make servers from the catalog.",
         )
     assert export_tenant(acme.tenant) == before
+
+
+def test_a_toolbox_switched_off_as_a_server_of_its_own_is_a_named_change(api, acme):
+    """`offeredAlone` is written only when off; a PUT turning it off (or on) names it in
+    the plan, a dry run writes nothing, and the API's toolbox says it too."""
+    client = api("acme_admin")
+    got = client("GET", CONFIG)
+    box = got.json()["toolboxes"]["acme-tools"]
+    assert "offeredAlone" not in box  # on, the default: not written
+    document = copy.deepcopy(got.json())
+    document["toolboxes"]["acme-tools"] = {
+        "description": box["description"],
+        "offeredAlone": False,
+        "mcpServers": box["mcpServers"],
+    }
+    dry = client("PUT", CONFIG + "?dry_run=true", document, if_match=got["ETag"]).json()
+    expected = [{"name": "acme-tools", "fields": ["offeredAlone"]}]
+    assert (dry["applied"], dry["changed"]) == (False, expected)
+    assert Toolbox.objects.get(tenant=acme.tenant, name="acme-tools").offered_alone
+    applied = client("PUT", CONFIG, document, if_match=got["ETag"])
+    assert applied.json()["changed"] == expected
+    assert not Toolbox.objects.get(tenant=acme.tenant, name="acme-tools").offered_alone
+    again = client("GET", CONFIG)
+    assert again.json()["toolboxes"]["acme-tools"]["offeredAlone"] is False
+    shown = client("GET", "/tenants/acme/toolboxes/acme-tools").json()
+    assert shown["offered_alone"] is False
+
+    del document["toolboxes"]["acme-tools"]["offeredAlone"]  # left out: on again
+    back = client("PUT", CONFIG, document, if_match=again["ETag"]).json()
+    assert back["changed"] == expected
+    assert Toolbox.objects.get(tenant=acme.tenant, name="acme-tools").offered_alone
+
+
+def test_the_api_switches_a_toolbox_off_as_a_server_of_its_own(api, acme):
+    client = api("acme_admin")
+    base = "/tenants/acme/toolboxes"
+    made = client("POST", base, {"name": "big", "description": "Big", "offered_alone": False})
+    assert made.status_code == 201 and made.json()["offered_alone"] is False
+    kept = client("PATCH", base + "/big", {"description": "Bigger"}).json()
+    assert kept["offered_alone"] is False  # left out: kept
+    on = client("PATCH", base + "/big", {"offered_alone": True}).json()
+    assert on["offered_alone"] is True
+    assert Toolbox.objects.get(tenant=acme.tenant, name="big").offered_alone
+    plain = client("POST", base, {"name": "small", "description": "Small"}).json()
+    assert plain["offered_alone"] is True  # on by default

@@ -1,7 +1,8 @@
 """`/mcp/t/<tenant-slug>/toolboxes/<toolbox>` (the contract's "One toolbox as an MCP server
 of its own"): served to a credential that may open the toolbox, on both protocol
 generations, with the same credentials as `/mcp/t/<slug>`; a credential that may not open
-it, an unknown toolbox and another tenant's slug all get the one 404 of `/mcp/t/<slug>`."""
+it, an unknown toolbox, one its admin does not offer this way and another tenant's slug all
+get the one 404 of `/mcp/t/<slug>`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from dataclasses import replace
 
 import httpx2
 import pytest
+from asgiref.sync import sync_to_async
 
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
-from tests.harness.results import INITIALIZE_PARAMS, refusal_json
+from tests.harness.results import INITIALIZE_PARAMS, refusal_json, use
+from toolboxes.models import Toolbox
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("toolbox_endpoint_routes")]
 
@@ -26,6 +29,8 @@ def world(module_db) -> tuple[TenantSetup, TenantSetup]:
     dev = acme.toolbox("dev", "Development tools")
     acme.fixture_server(dev, "files")
     acme.toolbox("ops")
+    big = acme.toolbox("big", "A toolbox its admin may keep behind the meta-tools")
+    acme.fixture_server(big, "files")
     bravo = make_tenant_setup("bravo")
     bravo.toolbox("dev")
     return acme, bravo
@@ -117,3 +122,46 @@ async def test_the_tenant_endpoint_still_serves_the_meta_tools(live_gateway, acm
     async with tenant.session(acme.key) as session:
         listed = await session.list_tools()
     assert {"open_toolbox", "use_tool"} <= {tool.name for tool in listed.tools}
+
+
+@sync_to_async
+def offer_alone(name: str, offered: bool) -> None:
+    """As the admin's form saves it (a save: the tenant's configuration version moves)."""
+    toolbox = Toolbox.objects.get(tenant__slug="acme", name=name)
+    toolbox.offered_alone = offered
+    toolbox.save()
+
+
+async def test_a_toolbox_not_offered_alone_is_the_404_and_its_meta_tools_still_work(
+    live_gateway, acme
+):
+    """Switched off by its admin: the one 404 of `/mcp/t/<slug>` from the next request on,
+    the same body as an unknown toolbox; `open_toolbox` and `use_tool` still reach it at
+    `/mcp/t/<slug>`. Switched on again: served again."""
+    big = at(live_gateway, "/t/acme/toolboxes/big")
+    assert (await initialize(big, acme.key)).status_code == 200  # on by default
+    await offer_alone("big", False)
+    try:
+        refused = await initialize(big, acme.key)
+        unknown = await initialize(at(live_gateway, "/t/acme/toolboxes/nothing"), acme.key)
+        assert refused.status_code == unknown.status_code == 404
+        assert refused.json() == unknown.json() == NOT_FOUND
+
+        tenant = replace(live_gateway, url=at(live_gateway, "/t/acme"))
+        async with tenant.session(acme.key) as session:
+            opened = await session.call_tool("open_toolbox", {"toolbox": "big"})
+            assert not opened.is_error, opened
+            echoed = await session.call_tool(
+                "use_tool", use("big", "files", "echo", {"text": "hi"})
+            )
+        assert not echoed.is_error, echoed
+        assert echoed.content[0].text == "hi"
+    finally:
+        await offer_alone("big", True)
+
+    endpoint = replace(live_gateway, url=big)
+    async with endpoint.session(acme.key) as session:
+        listed = await session.list_tools()
+        called = await session.call_tool("files__echo", {"text": "again"})
+    assert "files__echo" in [tool.name for tool in listed.tools]
+    assert not called.is_error and called.content[0].text == "again"

@@ -56,7 +56,10 @@ def test_the_api_recipes_run_as_printed(transactional_db: None, tmp_path: Path) 
     assert (done.returncode, done.stderr) == (0, "")
     out = done.stdout
     assert '{"username": "ops", "operator": true' in out  # /me
-    assert '{"name": "ops", "description": "Operations tools", "servers": []}' in out
+    assert (
+        '{"name": "ops", "description": "Operations tools", "offered_alone": true, "servers": []}'
+        in out
+    )
     assert '{"name": "time", "toolbox": "ops", "position": 0, "transport": "stdio"' in out
     assert re.search(r'\{"ok": (true|false), "milliseconds": \d+, ', out)  # the check
     if '{"ok": true' in out:  # listed by the check: the search finds its clock

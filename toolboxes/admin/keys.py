@@ -46,9 +46,10 @@ NEW_KEY_SESSION = handoff.session_key(HANDOFF_KIND)
 
 
 def toolbox_endpoints(request: HttpRequest, api_key: ApiKey, key: str) -> list[dict[str, Any]]:
-    """Each toolbox the key may open, served as an MCP server of its own: its URL and the
-    configurations of the clients that take a server's tools as their own."""
+    """Each toolbox the key may open that its admin offers as an MCP server of its own:
+    its URL and the configurations of the clients that take a server's tools as their own."""
     boxes = api_key.toolboxes.all() if api_key.limited else api_key.tenant.toolboxes.all()
+    boxes = boxes.filter(offered_alone=True)
     slug = api_key.tenant.slug
     found = []
     for toolbox in boxes.order_by("name"):

@@ -139,6 +139,7 @@ class ToolboxAdmin(TenantScoped, ToolSearchPages, admin.ModelAdmin):
         return {
             **super().page_extras(request, obj),
             "endpoint_url": url,
+            "endpoint_offered": obj.offered_alone,
             "endpoint_configurations": toolbox_configurations(url, KEY_PLACEHOLDER, obj.name),
             "endpoint_left_out": endpoint_left_out(obj.tenant_id, obj.name),
         }

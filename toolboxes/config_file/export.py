@@ -7,7 +7,7 @@ from typing import Any
 
 from toolboxes.config_file.policies import KEY as POLICIES
 from toolboxes.config_file.policies import export_policies
-from toolboxes.config_file.schema import DEFAULT_TIMEOUT
+from toolboxes.config_file.schema import DEFAULT_TIMEOUT, OFFERED_ALONE
 from toolboxes.launch import launch_of
 from toolboxes.models import OAUTH_MODES, PinningPolicy, Server, Tenant, Toolbox, Transport
 from toolboxes.server_fields import LIMIT_KEYS
@@ -77,9 +77,11 @@ def export_tenant(tenant: Tenant) -> dict[str, Any]:
     servers_with_entries = "servers__catalog_entry"
     for toolbox in tenant.toolboxes.order_by("pk").prefetch_related(servers_with_entries):
         servers = sorted(toolbox.servers.all(), key=lambda server: (server.position, server.pk))
-        toolboxes[toolbox.name] = {
-            "description": toolbox.description,
-            "mcpServers": {server.name: export_server(server) for server in servers},
+        toolboxes[toolbox.name] = {"description": toolbox.description}
+        if not toolbox.offered_alone:  # written only when off (on by default)
+            toolboxes[toolbox.name][OFFERED_ALONE] = False
+        toolboxes[toolbox.name]["mcpServers"] = {
+            server.name: export_server(server) for server in servers
         }
     document: dict[str, Any] = {"toolboxes": toolboxes}
     policies = export_policies(tenant)

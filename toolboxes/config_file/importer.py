@@ -172,6 +172,7 @@ def import_tenant(tenant: Tenant, data: Any, *, replace: bool = False) -> tuple[
                 tenant=tenant, name=name
             )
             toolbox.description = toolbox_spec.description
+            toolbox.offered_alone = toolbox_spec.offered_alone
             _save(toolbox, *where)
             servers += _apply_servers(
                 toolbox, toolbox_spec.mcp_servers, replace=replace, where=(*where, "mcpServers")

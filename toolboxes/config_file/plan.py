@@ -8,10 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolboxes.config_file.schema import OFFERED_ALONE
 from toolboxes.models import Server, Toolbox
 
 # The plan's name for the tenant's tool policies (no toolbox can be named so: a space).
 POLICIES = "tool policies"
+# A toolbox's own fields in the document, as a plan names them.
+TOOLBOX_FIELDS = ("description", OFFERED_ALONE)
 
 
 @dataclass
@@ -69,8 +72,11 @@ def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
     plan.created += [name for name in new_boxes if name not in old_boxes]
     plan.deleted += [name for name in old_boxes if name not in new_boxes]
     for name in new_boxes:
-        if name in old_boxes and old_boxes[name]["description"] != new_boxes[name]["description"]:
-            plan.changed[name] = ["description"]
+        if name in old_boxes:
+            was, now = old_boxes[name], new_boxes[name]
+            fields = [key for key in TOOLBOX_FIELDS if was.get(key) != now.get(key)]
+            if fields:
+                plan.changed[name] = fields
     old, new = _servers(before), _servers(after)
     moved = _moved(before, after)
     plan.created += [name for name in new if name not in old]

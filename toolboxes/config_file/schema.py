@@ -87,8 +87,13 @@ class AuthSpec(_Spec):
     scopes: str = ""
 
 
+# A toolbox's own endpoint (/mcp/t/<slug>/toolboxes/<name>): written only when off.
+OFFERED_ALONE = "offeredAlone"
+
+
 class ToolboxSpec(_Spec):
     description: str
+    offered_alone: bool = Field(default=True, alias="offeredAlone")  # OFFERED_ALONE
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
 
     @field_validator("description")

@@ -176,6 +176,16 @@ class Toolbox(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="toolboxes")
     name = models.CharField(max_length=100, validators=[validate_name])
     description = models.TextField()
+    # On by default: the endpoint grants nothing a key does not have through use_tool.
+    offered_alone = models.BooleanField(
+        "offered as an MCP server of its own",
+        default=True,
+        help_text=(
+            "Served at /mcp/t/<tenant>/toolboxes/<toolbox> to the keys that may open it, "
+            "its tools as the client's own. Off: its tools are reached through the "
+            "meta-tools only (say, a toolbox too large for clients that list every tool)."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

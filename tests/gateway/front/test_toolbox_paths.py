@@ -49,6 +49,13 @@ def test_only_a_toolbox_of_its_own_tenant_that_the_key_may_use_opens():
     assert may_open(caller(frozenset({"dev"})), ToolboxPath("acme", "dev"))
 
 
+def test_a_toolbox_its_admin_does_not_offer_alone_opens_for_no_key():
+    tenant = TenantConfig(1, "acme", True, 1, (ToolboxConfig("dev", "", (), False),))
+    for toolboxes in (None, frozenset({"dev"})):
+        key = KeyRecord(1, "p", "h", 1, False, None, toolboxes, 1)
+        assert not may_open(Caller(key, tenant), ToolboxPath("acme", "dev"))
+
+
 def test_the_resource_not_found_code_follows_the_protocol_version():
     """-32002 until 2026-07-28 retired it (`mcp_types.version.MODERN_PROTOCOL_VERSIONS`
     names the versions that did: this fails by name if the SDK moves it)."""

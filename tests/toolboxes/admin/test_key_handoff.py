@@ -227,3 +227,27 @@ def test_the_toolbox_page_says_which_tools_its_endpoint_leaves_out_and_why(admin
         "Tool 'c' in server 'a__b' is not offered by the toolbox endpoint: its name there, "
         "'a__b__c', is the name of another tool of the toolbox too.",
     ]
+
+
+def test_a_toolbox_its_admin_does_not_offer_alone_is_neither_handed_over_nor_shown_served(
+    admin_client, tenant
+):
+    """Off (on by default): the key's hand-off page leaves the toolbox out, and its page
+    says its endpoint is not offered, with no configuration to paste."""
+    dev = Toolbox.objects.create(tenant=tenant, name="dev", description="Dev")
+    Toolbox.objects.create(tenant=tenant, name="ops", description="Ops")
+    assert dev.offered_alone
+    form = admin_client.get(reverse("admin:toolboxes_toolbox_change", args=[dev.pk]))
+    assert 'name="offered_alone"' in form.content.decode()
+    assert "offered as an mcp server of its own" in form.content.decode().lower()
+
+    Toolbox.objects.filter(pk=dev.pk).update(offered_alone=False)
+    api_key, _ = ApiKey.issue(tenant)
+    page = admin_client.get(reverse("admin:toolboxes_apikey_handoff", args=[api_key.pk]))
+    assert re.findall(r'<code id="toolbox-url-([a-z]+)">', page.content.decode()) == ["ops"]
+
+    shown = admin_client.get(reverse("admin:toolboxes_toolbox_change", args=[dev.pk]))
+    text = shown.content.decode()
+    assert "Not offered as an MCP server of its own" in text
+    assert f'<code id="toolbox-endpoint-url">{URL}/toolboxes/dev</code> answers 404' in text
+    assert "claude mcp add" not in text

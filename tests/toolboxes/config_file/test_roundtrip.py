@@ -77,9 +77,19 @@ def remote_servers(draw):
     )
 
 
+def toolbox(description: str, offered_alone: bool, servers: dict) -> dict:
+    """A toolbox not offered as an MCP server of its own says so; one offered says nothing."""
+    found: dict = {"description": description}
+    if not offered_alone:
+        found["offeredAlone"] = False
+    found["mcpServers"] = servers
+    return found
+
+
 toolboxes = st.builds(
-    lambda description, servers: {"description": description, "mcpServers": servers},
+    toolbox,
     non_blank,
+    st.booleans(),
     st.dictionaries(names, st.one_of(stdio_servers(), remote_servers()), max_size=4),
 )
 configurations = st.fixed_dictionaries({"toolboxes": st.dictionaries(names, toolboxes, max_size=3)})
