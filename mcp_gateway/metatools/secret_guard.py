@@ -104,10 +104,6 @@ class Found:
     def total(self) -> int:
         return sum(count for _, count in self.counts)
 
-    def text(self) -> str:
-        """For the call log: "secrets removed: AWS Access Key (2), stored secret (1)"."""
-        return "secrets removed: " + ", ".join(f"{kind} ({count})" for kind, count in self.counts)
-
 
 NOTHING = Found()
 
