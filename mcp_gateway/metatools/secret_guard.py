@@ -169,6 +169,25 @@ class _Scan:
         return block  # images, audio, blobs and links carry no text to scan
 
 
+# A result whose text is longer is scanned in a worker thread (about 65 µs a KiB: 1 MiB
+# would hold the event loop for some 70 ms; bench/secret_guard.py).
+IN_THREAD_CHARS = 64 * 1024
+
+
+def text_length(result: types.CallToolResult) -> int:
+    """The length of a result's text content and embedded text (its structured content
+    usually repeats it): whether to scan it in a thread."""
+    total = 0
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            total += len(block.text)
+        elif isinstance(block, types.EmbeddedResource) and isinstance(
+            block.resource, types.TextResourceContents
+        ):
+            total += len(block.resource.text)
+    return total
+
+
 def guard(
     result: types.CallToolResult, redactors: Iterable[Redactor] = ()
 ) -> tuple[types.CallToolResult, Found]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
@@ -155,6 +156,11 @@ class ToolUser:
                 code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
             ) from None
         if caller.tenant.guard_secrets:  # before anything else sees the result
-            result, found = secret_guard.guard(result, call.redactors)
+            if secret_guard.text_length(result) > secret_guard.IN_THREAD_CHARS:
+                result, found = await anyio.to_thread.run_sync(
+                    secret_guard.guard, result, call.redactors
+                )
+            else:
+                result, found = secret_guard.guard(result, call.redactors)
             call.secrets_removed = found.counts
         return result
