@@ -84,11 +84,17 @@ async def test_planted_credentials_are_replaced_when_the_guard_is_on(
         environment = text_of(await session.call_tool("use_tool", use("dev", "fixture", "env")))
         assert STORED not in environment
         assert json.loads(environment)["SERVICE_TOKEN"] == "[secret removed: stored secret]"
-    assert removed(setup.tenant.slug, "AWS Access Key") == before["AWS Access Key"] + 2
+        # Over 64 KiB of text: scanned in a worker thread, with the same outcome.
+        filler = "a line of an ordinary large result\n" * 2000
+        large = await session.call_tool(
+            "use_tool", use("dev", "fixture", "echo", {"text": f"{filler}{AWS_KEY_ID}"})
+        )
+        assert text_of(large) == f"{filler}[secret removed: AWS Access Key]"
+    assert removed(setup.tenant.slug, "AWS Access Key") == before["AWS Access Key"] + 3
     assert removed(setup.tenant.slug, "Private Key") == before["Private Key"] + 1
-    rows = CallRecord.objects.filter(key_prefix=setup.api_key.prefix, tool="echo")
-    await eventually(rows.aexists, 15, "the guarded call's row in the call log")
-    row = await rows.aget()
+    rows = CallRecord.objects.filter(key_prefix=setup.api_key.prefix, tool="echo").order_by("pk")
+    await eventually(lambda: _count_is(rows, 2), 15, "the guarded calls' rows in the call log")
+    row = await rows.afirst()
     assert row.outcome == "ok"
     assert row.decision == (
         "secrets removed: AWS Access Key (2), GitHub Token (1), Private Key (1), stored secret (1)"
