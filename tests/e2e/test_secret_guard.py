@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,16 @@ async def test_planted_credentials_are_replaced_when_the_guard_is_on(
     assert row.decision == (
         "secrets removed: AWS Access Key (2), GitHub Token (1), Private Key (1), stored secret (1)"
     )
+
+
+async def test_the_toolbox_endpoints_calls_are_guarded_too(live_gateway: LiveGateway, planted):
+    setup = planted
+    await PolicyDefaults.objects.acreate(tenant=setup.tenant, guard_secrets=True)
+    slug = setup.tenant.slug
+    endpoint = replace(live_gateway, url=live_gateway.url.rstrip("/") + f"/t/{slug}/toolboxes/dev")
+    async with endpoint.session(setup.key) as session:
+        result = await session.call_tool("fixture__echo", {"text": PLANTED})
+        assert text_of(result) == CLEANED
 
 
 async def test_the_result_is_untouched_when_the_guard_is_off(live_gateway: LiveGateway, planted):
