@@ -11,15 +11,18 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+from asgiref.sync import sync_to_async
+from prometheus_client.parser import text_string_to_metric_families
 
 from calls.models import CallRecord
-from mcp_gateway.observe.metrics import metrics
-from tests.harness.live import LiveGateway
+from tests.harness.live import LiveGateway, running_gateway
 from tests.harness.results import text_of, use
 from tests.harness.tenant_dirs import tenant_dir
 from tests.harness.waits import eventually
@@ -57,8 +60,29 @@ CLEANED = (
 NODE_BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
 
 
-def removed(slug: str, kind: str) -> float:
-    return metrics().secrets_removed.labels(slug, kind)._value.get()
+METRICS_TOKEN = "metrics-token-for-the-guard"
+
+
+@pytest.fixture
+def metered_gateway(settings: Any, transactional_db: None) -> Iterator[LiveGateway]:
+    """A gateway whose /metrics answers the token."""
+    settings.WORKBENCH_METRICS_TOKEN = METRICS_TOKEN
+    with running_gateway() as live:
+        yield live
+
+
+def removed(live: LiveGateway, slug: str) -> dict[str, float]:
+    """`workbench_secrets_removed_total` of the tenant by kind, as /metrics says."""
+    url = live.url.removesuffix("/mcp") + "/metrics"
+    response = httpx2.get(url, headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    assert response.status_code == 200
+    found = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            name, labels = sample.name, sample.labels
+            if name == "workbench_secrets_removed_total" and labels["tenant"] == slug:
+                found[labels["kind"]] = sample.value
+    return found
 
 
 @pytest.fixture
@@ -70,12 +94,12 @@ def planted(make_setup):
 
 
 async def test_planted_credentials_are_replaced_when_the_guard_is_on(
-    live_gateway: LiveGateway, planted
+    metered_gateway: LiveGateway, planted
 ):
     setup = planted
     await PolicyDefaults.objects.acreate(tenant=setup.tenant, guard_secrets=True)
-    before = {kind: removed(setup.tenant.slug, kind) for kind in ("AWS Access Key", "Private Key")}
-    async with live_gateway.session(setup.key) as session:
+    before = await sync_to_async(removed)(metered_gateway, setup.tenant.slug)
+    async with metered_gateway.session(setup.key) as session:
         await session.call_tool("open_toolbox", {"toolbox": "dev"})
         result = await session.call_tool(
             "use_tool", use("dev", "fixture", "echo", {"text": PLANTED})
@@ -91,8 +115,14 @@ async def test_planted_credentials_are_replaced_when_the_guard_is_on(
             "use_tool", use("dev", "fixture", "echo", {"text": f"{filler}{AWS_KEY_ID}"})
         )
         assert text_of(large) == f"{filler}[secret removed: AWS Access Key]"
-    assert removed(setup.tenant.slug, "AWS Access Key") == before["AWS Access Key"] + 3
-    assert removed(setup.tenant.slug, "Private Key") == before["Private Key"] + 1
+    after = await sync_to_async(removed)(metered_gateway, setup.tenant.slug)
+    added = {kind: count - before.get(kind, 0) for kind, count in after.items()}
+    assert added == {
+        "AWS Access Key": 3,
+        "GitHub Token": 1,
+        "Private Key": 1,
+        "stored secret": 2,  # the echoed value and the env tool's
+    }
     rows = CallRecord.objects.filter(key_prefix=setup.api_key.prefix, tool="echo").order_by("pk")
     await eventually(lambda: _count_is(rows, 2), 15, "the guarded calls' rows in the call log")
     row = await rows.afirst()
