@@ -390,3 +390,9 @@ class PolicyDefaultsBody(_In):
         description="A tool its server marks destructive is refused to the tenant's API keys "
         "unless a rule for that tool allows it."
     )
+    guard_secrets: bool = Field(
+        default=False,
+        description="Credentials found in a tool's result (private keys, cloud provider keys, "
+        "vendors' tokens, the server's own secret values) are replaced by a marker such as "
+        "`[secret removed: AWS Access Key]` before the client gets it.",
+    )

@@ -52,6 +52,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["search_quality.py"], "13 search quality"),
     (["search_speed.py"], "14 search speed"),
     (["search_tokens.py"], "15 search tokens"),
+    (["secret_guard.py"], "16 secret guard"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 # A bound for a loaded machine (the replicas' smoke run took 197 s at a load average of 12).

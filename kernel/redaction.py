@@ -42,6 +42,11 @@ class Redactor:
     def __call__(self, text: str) -> str:
         return self._pattern.sub(REDACTED, text) if self._pattern else text
 
+    def subn(self, text: str, replacement: str) -> tuple[str, int]:
+        """`text` with each value replaced by `replacement`, and how many were (the
+        secrets guard's: `mcp_gateway.metatools.secret_guard`)."""
+        return self._pattern.subn(replacement, text) if self._pattern else (text, 0)
+
     def __bool__(self) -> bool:
         return self._pattern is not None
 

@@ -31,6 +31,7 @@ SECTIONS = (
     "12 sandbox seccomp",
     "13 search quality",
     "14 search speed",
+    "16 secret guard",
 )
 
 

@@ -147,12 +147,16 @@ def delete_policy(request: HttpRequest, slug: str, rule_id: int) -> HttpResponse
     DEFAULTS,
     response={200: PolicyDefaultsBody, **ERRORS},
     summary="Get the tool policy defaults",
-    description="The tenant's defaults from the tools' annotations (all off until set).",
+    description="The tenant's defaults from the tools' annotations, and its secrets guard "
+    "on tool results (all off until set).",
 )
 def get_defaults(request: HttpRequest, slug: str) -> PolicyDefaultsBody:
     tenant = actor_of(request).tenant(slug)
     row = PolicyDefaults.objects.filter(tenant=tenant).first()
-    return PolicyDefaultsBody(deny_destructive_to_keys=bool(row and row.deny_destructive_to_keys))
+    return PolicyDefaultsBody(
+        deny_destructive_to_keys=bool(row and row.deny_destructive_to_keys),
+        guard_secrets=bool(row and row.guard_secrets),
+    )
 
 
 @router.put(
@@ -168,6 +172,9 @@ def set_defaults(
     tenant = actor.tenant(slug, change=True)
     row, created = PolicyDefaults.objects.get_or_create(tenant=tenant)
     row.deny_destructive_to_keys = payload.deny_destructive_to_keys
+    row.guard_secrets = payload.guard_secrets
     row.save()
     record(actor, row, ADDITION if created else CHANGE, fields=payload.model_dump())
-    return PolicyDefaultsBody(deny_destructive_to_keys=row.deny_destructive_to_keys)
+    return PolicyDefaultsBody(
+        deny_destructive_to_keys=row.deny_destructive_to_keys, guard_secrets=row.guard_secrets
+    )

@@ -34,7 +34,7 @@ from toolboxes import pins as tool_pins
 from toolboxes import versions
 from toolboxes.installation import database_file, describe_database, installation_id
 from toolboxes.launch import ServerLaunch, launch_of
-from toolboxes.models import ApiKey, Server, Tenant
+from toolboxes.models import ApiKey, PolicyDefaults, Server, Tenant
 from toolboxes.policies import tenant_policy
 from toolboxes.server_fields import SNAPSHOT_READS
 from toolboxes.validators import host_port_numbers
@@ -68,6 +68,7 @@ def load_tenant(tenant_id: int, version: int) -> TenantConfig | None:
         tuple(toolboxes),
         tenant.max_connections,
         tenant_policy(tenant),  # who may call which tool
+        PolicyDefaults.objects.filter(tenant=tenant, guard_secrets=True).exists(),
     )
 
 

@@ -1,5 +1,6 @@
 """`use_tool`: the contract's checks, in its order, then one call on the pool's connection
-to the server, its result passed on unchanged."""
+to the server, its result passed on unchanged (but for the credentials the secrets guard
+removes, where the tenant switched it on)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
@@ -14,7 +16,7 @@ from kernel.redaction import Redactor
 from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors, policy
+from mcp_gateway.metatools import errors, policy, secret_guard
 from mcp_gateway.metatools.connect import (
     SignInRequired,
     connection,
@@ -42,6 +44,7 @@ class ToolCall:
     server: ServerConfig | None
     redactors: tuple[Redactor, ...] = ()  # the serving connection's, once it has one
     decision: str = ""  # what a tool policy's rule or default decided (the call log's)
+    secrets_removed: tuple[tuple[str, int], ...] = ()  # the secrets guard's kinds and counts
     # The client's request `_meta` (what of it the server gets: `connection.passed_on_meta`)
     # and where the server's log messages during the call go (None: only the gateway's log).
     meta: Mapping[str, Any] | None = None
@@ -63,6 +66,7 @@ class ToolCall:
             self.server,
             redactors=self.redactors,
             decision=self.decision,
+            secrets_removed=self.secrets_removed,
         )
 
 
@@ -131,7 +135,7 @@ class ToolUser:
             if refusal is not None:
                 raise errors.tool_forbidden(ref.name, server.name, toolbox.name, refusal.reason)
         try:
-            return await conn.call_tool(
+            result = await conn.call_tool(
                 ref.name,
                 args.arguments,
                 progress_callback=progress_callback,
@@ -151,3 +155,12 @@ class ToolUser:
             raise errors.downstream_failed(
                 code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
             ) from None
+        if caller.tenant.guard_secrets:  # before anything else sees the result
+            if secret_guard.text_length(result) > secret_guard.IN_THREAD_CHARS:
+                result, found = await anyio.to_thread.run_sync(
+                    secret_guard.guard, result, call.redactors
+                )
+            else:
+                result, found = secret_guard.guard(result, call.redactors)
+            call.secrets_removed = found.counts
+        return result

@@ -140,6 +140,12 @@ class Metrics:
             ["tenant", "limit"],
             registry=None,
         )
+        self.secrets_removed = Counter(
+            "workbench_secrets_removed",
+            "Credentials the secrets guard removed from tool results, by kind",
+            ["tenant", "kind"],
+            registry=None,
+        )
         self.call_log_dropped = Counter(
             "workbench_call_log_dropped",
             "Call log records dropped: the queue was full (the database is slow or down)",
@@ -177,6 +183,7 @@ class Metrics:
             self.notifications_dropped,
             self.auth_refusals,
             self.rate_limited,
+            self.secrets_removed,
             self.call_log_dropped,
             self.call_log_failed,
             self.call_log_written,

@@ -40,3 +40,5 @@ class Outcome:
     redactors: tuple[Redactor, ...] = ()
     recorded_as: str = ""
     decision: str = ""  # what the tenant's tool policies decided, where a rule or default did
+    # What the secrets guard removed from the result: each kind and how often (no value).
+    secrets_removed: tuple[tuple[str, int], ...] = ()

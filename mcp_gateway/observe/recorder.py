@@ -107,6 +107,8 @@ class Recorder:
         m.call_seconds.labels(*labels).observe(elapsed)
         if label == RATE_LIMITED:
             m.rate_limited.labels(caller.tenant.slug, "use_tool").inc()
+        for kind, count in outcome.secrets_removed:
+            m.secrets_removed.labels(caller.tenant.slug, kind).inc(count)
         if self.call_log is not None:
             self._log("use_tool", caller, arguments, outcome, elapsed, label)
         if self.tracing:
@@ -184,9 +186,18 @@ class Recorder:
                 signed_in_as=signed_in_as(caller, outcome.server)
                 if meta_tool == "use_tool"
                 else "",
-                decision=outcome.decision,
+                decision=_decision_text(outcome),
             )
         )
+
+
+def _decision_text(outcome: Outcome) -> str:
+    """The call log's decision: the tool policy's, and what the secrets guard removed
+    ("secrets removed: AWS Access Key (2), stored secret (1)": kinds and counts only)."""
+    if not outcome.secrets_removed:
+        return outcome.decision
+    removed = ", ".join(f"{kind} ({count})" for kind, count in outcome.secrets_removed)
+    return "; ".join(part for part in (outcome.decision, f"secrets removed: {removed}") if part)
 
 
 def signed_in_as(caller: Caller, server: ServerConfig | None) -> str:

@@ -88,6 +88,7 @@ class TenantConfig:
     toolboxes: tuple[ToolboxConfig, ...]
     max_connections: int | None = None  # None: the gateway's default
     policy: Policy = NO_POLICY  # who may call which tool (kernel.tool_policy)
+    guard_secrets: bool = False  # credentials out of tool results (metatools.secret_guard)
 
     def toolbox(self, name: str) -> ToolboxConfig | None:
         return next((toolbox for toolbox in self.toolboxes if toolbox.name == name), None)

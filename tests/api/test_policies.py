@@ -98,12 +98,46 @@ def test_another_tenants_rule_is_404_and_a_viewer_cannot_write(api, acme, globex
 def test_the_defaults_are_read_and_set(api, acme):
     admin = api("acme_admin")
     path = "/tenants/acme/policy-defaults"
-    assert admin("GET", path).json() == {"deny_destructive_to_keys": False}
+    off = {"deny_destructive_to_keys": False, "guard_secrets": False}
+    assert admin("GET", path).json() == off
     assert admin("PUT", path, {"deny_destructive_to_keys": True}).json() == {
-        "deny_destructive_to_keys": True
+        "deny_destructive_to_keys": True,
+        "guard_secrets": False,
     }
     assert PolicyDefaults.objects.get(tenant=acme.tenant).deny_destructive_to_keys
-    assert admin("GET", path).json() == {"deny_destructive_to_keys": True}
+    assert admin("GET", path).json() == {"deny_destructive_to_keys": True, "guard_secrets": False}
+
+
+def test_the_secrets_guard_is_switched_on_and_off(api, acme):
+    admin = api("acme_admin")
+    path = "/tenants/acme/policy-defaults"
+    on = {"deny_destructive_to_keys": False, "guard_secrets": True}
+    assert admin("PUT", path, on).json() == on
+    assert PolicyDefaults.objects.get(tenant=acme.tenant).guard_secrets
+    assert admin("GET", path).json() == on
+    document = admin("GET", "/tenants/acme/config").json()
+    assert document["policies"] == {
+        "denyDestructiveToKeys": False,
+        "guardSecrets": True,
+        "rules": [],
+    }
+    document["policies"]["guardSecrets"] = False
+    dry = admin("PUT", "/tenants/acme/config?dry_run=true", document).json()
+    assert dry["changed"] == [{"name": "tool policies", "fields": ["guardSecrets"]}]
+    admin("PUT", "/tenants/acme/config", document)
+    assert not PolicyDefaults.objects.get(tenant=acme.tenant).guard_secrets
+    assert admin("GET", path).json() == {"deny_destructive_to_keys": False, "guard_secrets": False}
+    assert "policies" not in admin("GET", "/tenants/acme/config").json()
+
+
+def test_the_secrets_guard_switch_is_a_boolean(api, acme):
+    admin = api("acme_admin")
+    response = admin(
+        "PUT",
+        "/tenants/acme/policy-defaults",
+        {"deny_destructive_to_keys": False, "guard_secrets": "maybe"},
+    )
+    assert response.status_code == 422
 
 
 def test_the_configuration_document_carries_the_policies_with_a_dry_run(api, acme):

@@ -1,7 +1,7 @@
 """The performance figures (docs/performance.md, once the README's) are one run's: the last
 `make bench`, whose table is bench/results/latest.md (issue 26: a table and a paragraph from
 two runs disagreed); the tool search's section, its own run of its two benchmarks
-(bench/results/issue33.md)."""
+(bench/results/issue33.md); the secrets guard's, its own (bench/results/issue36-secret-guard.md)."""
 
 import re
 from pathlib import Path
@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # The tool search's section is one run of its own two benchmarks (issue 33).
 SEARCH_SECTION = "\n## Tool search"
+# The secrets guard's section, its own run of its benchmark (issue 36).
+GUARD_SECTION = "\n## The secrets guard"
 
 
 def figures_of_its_run(page: str, results: str) -> tuple[list[float], list[str]]:
@@ -40,9 +42,19 @@ def test_every_performance_figure_is_in_the_latest_run():
 
 def test_every_tool_search_figure_is_in_its_run():
     page = (ROOT / "docs" / "performance.md").read_text().split(SEARCH_SECTION, 1)[1]
+    page = page.split(GUARD_SECTION, 1)[0]
     measured, cells = figures_of_its_run(page, "issue33.md")
     for cell in cells:
         for figure in NUMBER.findall(cell):
             places = len(figure.partition(".")[2])
             value = float(figure.replace(",", ""))
             assert any(round(m, places) == value for m in measured), (figure, cell)
+
+
+def test_every_secrets_guard_figure_is_in_its_run():
+    page = (ROOT / "docs" / "performance.md").read_text().split(GUARD_SECTION, 1)[1]
+    measured, cells = figures_of_its_run(page, "issue36-secret-guard.md")
+    assert cells
+    for cell in cells:
+        for figure in NUMBER.findall(cell):
+            assert float(figure.replace(",", "")) in measured, (figure, cell)

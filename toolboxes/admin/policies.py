@@ -122,9 +122,9 @@ class PolicyDefaultsAdmin(TenantScoped, admin.ModelAdmin):
     """The tenant's defaults, one row per tenant (none: every default off)."""
 
     members_may = frozenset({"add", "change"})
-    list_display = ["tenant", "deny_destructive_to_keys", "updated_at"]
+    list_display = ["tenant", "deny_destructive_to_keys", "guard_secrets", "updated_at"]
     list_select_related = ["tenant"]
-    fields = ["tenant", "deny_destructive_to_keys"]
+    fields = ["tenant", "deny_destructive_to_keys", "guard_secrets"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         readonly = super().get_readonly_fields(request, obj)

@@ -90,8 +90,9 @@ def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
             fields.append("position")
         if fields:
             plan.changed[name] = fields
-    old_policies = before.get("policies") or {"denyDestructiveToKeys": False, "rules": []}
-    new_policies = after.get("policies") or {"denyDestructiveToKeys": False, "rules": []}
+    unset = {"denyDestructiveToKeys": False, "guardSecrets": False, "rules": []}
+    old_policies = {**unset, **(before.get("policies") or {})}
+    new_policies = {**unset, **(after.get("policies") or {})}
     fields = sorted(key for key in new_policies if new_policies[key] != old_policies.get(key))
     if fields:
         plan.changed[POLICIES] = fields

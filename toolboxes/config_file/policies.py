@@ -49,6 +49,7 @@ class RuleSpec(_Spec):
 
 class PoliciesSpec(_Spec):
     deny_destructive_to_keys: bool = Field(default=False, alias="denyDestructiveToKeys")
+    guard_secrets: bool = Field(default=False, alias="guardSecrets")
     rules: list[RuleSpec] = Field(default_factory=list)
 
 
@@ -75,9 +76,13 @@ def export_policies(tenant: Tenant) -> dict[str, Any] | None:
         rule["effect"] = row.effect
         rules.append(rule)
     deny_destructive = bool(defaults and defaults.deny_destructive_to_keys)
-    if not rules and not deny_destructive:
+    guard_secrets = bool(defaults and defaults.guard_secrets)
+    if not rules and not deny_destructive and not guard_secrets:
         return None
-    return {"denyDestructiveToKeys": deny_destructive, "rules": rules}
+    exported: dict[str, Any] = {"denyDestructiveToKeys": deny_destructive}
+    if guard_secrets:  # written when on: documents from before it read the same
+        exported["guardSecrets"] = True
+    return {**exported, "rules": rules}
 
 
 def _rule(tenant: Tenant, spec: RuleSpec, where: tuple[str | int, ...]) -> ToolPolicy:
@@ -127,6 +132,7 @@ def import_policies(tenant: Tenant, data: Any) -> None:
     for index, rule in enumerate(spec.rules):
         _rule(tenant, rule, (KEY, "rules", index))
     defaults, _ = PolicyDefaults.objects.get_or_create(tenant=tenant)
-    if defaults.deny_destructive_to_keys != spec.deny_destructive_to_keys:
-        defaults.deny_destructive_to_keys = spec.deny_destructive_to_keys
+    wanted = (spec.deny_destructive_to_keys, spec.guard_secrets)
+    if (defaults.deny_destructive_to_keys, defaults.guard_secrets) != wanted:
+        defaults.deny_destructive_to_keys, defaults.guard_secrets = wanted
         defaults.save()

@@ -214,6 +214,13 @@ class PolicyDefaults(models.Model):
         "the tenant's API keys (not to members' personal keys or sign-ins), unless a rule "
         "for that tool allows it.",
     )
+    guard_secrets = models.BooleanField(
+        "remove secrets from tool results",
+        default=False,
+        help_text="Credentials found in a tool's result (private keys, cloud provider keys, "
+        "vendors' tokens, the server's own secret values) are replaced by a marker before "
+        "the client gets it.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

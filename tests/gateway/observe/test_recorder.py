@@ -73,3 +73,25 @@ def test_a_cancelled_call_is_recorded_without_a_result():
         CALLER, {}, Outcome(None, Named("rec", "files", "read"), TOOLBOX, SERVER), 0
     )
     assert count("rec-t", "rec", "files", "read", "cancelled") == before + 1
+
+
+def test_what_the_secrets_guard_removed_is_counted_and_marked_beside_the_policy():
+    entries = []
+    log = CallLog(entries.extend, 10, 10)
+    log.put = entries.append
+    removed = metrics().secrets_removed
+    before = removed.labels("rec-t", "Private Key")._value.get()
+    outcome = Outcome(
+        OK,
+        Named("rec", "files", "read"),
+        TOOLBOX,
+        SERVER,
+        decision="allowed by: tool 'read', everyone",
+        secrets_removed=(("Private Key", 1), ("stored secret", 2)),
+    )
+    Recorder(log).use_tool(CALLER, {"tool": {}}, outcome, 0.0)
+    assert removed.labels("rec-t", "Private Key")._value.get() == before + 1
+    [entry] = entries
+    assert entry.decision == (
+        "allowed by: tool 'read', everyone; secrets removed: Private Key (1), stored secret (2)"
+    )

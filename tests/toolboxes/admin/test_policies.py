@@ -118,6 +118,26 @@ def test_a_tenant_admin_switches_a_default_on_in_one_click(client, world):
     assert not defaults.deny_destructive_to_keys
 
 
+def test_a_tenant_admin_switches_the_secrets_guard_on(client, world):
+    client.force_login(world["ada"])
+    add = reverse("admin:toolboxes_policydefaults_add")
+    page = client.get(add).content.decode()
+    assert "Remove secrets from tool results" in page
+    assert (
+        "Credentials found in a tool's result (private keys, cloud provider keys, "
+        "vendors' tokens, the server's own secret values) are replaced by a marker "
+        "before the client gets it."
+    ) in page
+    response = client.post(add, {"tenant": world["acme"].pk, "guard_secrets": "on"})
+    assert response.status_code == 302
+    defaults = PolicyDefaults.objects.get(tenant=world["acme"])
+    assert defaults.guard_secrets and not defaults.deny_destructive_to_keys
+    change = reverse("admin:toolboxes_policydefaults_change", args=[defaults.pk])
+    assert client.post(change, {}).status_code == 302  # unticked: off again
+    defaults.refresh_from_db()
+    assert not defaults.guard_secrets
+
+
 def test_who_may_call_this_explains_each_role_member_and_key(client, world):
     from toolboxes.models import Server
 
