@@ -94,8 +94,21 @@ class ToolboxAdmin(TenantScoped, ToolSearchPages, admin.ModelAdmin):
     list_select_related = ["tenant"]
     search_fields = ["name", "description", "tenant__slug", "tenant__name"]
     inlines = [ServerInline]
+    # Its name and its switch on one row: a toolbox page is mostly its servers (four of them
+    # fit in one screen: tests/browser/test_toolbox_page_flow).
+    fields = ["tenant", ("name", "offered_alone"), "description"]
     # Said in a line or two: a toolbox page is mostly its servers.
     formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2})}}
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """The switch without its help under it: the endpoint's section below the form
+        says what it does (a toolbox page is mostly its servers)."""
+        form = super().get_form(request, obj, change, **kwargs)
+        if "offered_alone" in form.base_fields:
+            form.base_fields["offered_alone"].help_text = ""
+        return form
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Toolbox]:
         waiting = (

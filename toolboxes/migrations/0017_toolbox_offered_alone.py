@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             name="offered_alone",
             field=models.BooleanField(
                 default=True,
-                help_text="Served at /mcp/t/<tenant>/toolboxes/<toolbox> to the keys that may open it, its tools as the client's own. Off: its tools are reached through the meta-tools only (say, a toolbox too large for clients that list every tool).",
+                help_text="Its tools served as one MCP server's, at /mcp/t/(tenant)/toolboxes/(toolbox), to the keys that may open it.",
                 verbose_name="offered as an MCP server of its own",
             ),
         ),

@@ -181,9 +181,8 @@ class Toolbox(models.Model):
         "offered as an MCP server of its own",
         default=True,
         help_text=(
-            "Served at /mcp/t/<tenant>/toolboxes/<toolbox> to the keys that may open it, "
-            "its tools as the client's own. Off: its tools are reached through the "
-            "meta-tools only (say, a toolbox too large for clients that list every tool)."
+            "Its tools served as one MCP server's, at /mcp/t/(tenant)/toolboxes/(toolbox), "
+            "to the keys that may open it."
         ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
