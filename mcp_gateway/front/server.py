@@ -46,7 +46,7 @@ def _state(ctx: ServerRequestContext[Any, Any]) -> RequestState:
     return state
 
 
-def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
+def progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
     """Relays a downstream tool's progress on the caller's own request stream, when the
     caller asked for progress (else the downstream is not asked for it either)."""
     if (ctx.meta or {}).get("progress_token") is None:
@@ -58,7 +58,7 @@ def _progress_forwarder(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | No
     return forward
 
 
-def _log_forwarder(ctx: ServerRequestContext[Any, Any]) -> LogForward | None:
+def log_forwarder(ctx: ServerRequestContext[Any, Any]) -> LogForward | None:
     """Relays a downstream server's log messages during a call on the caller's own request
     stream, when the caller asked for them: the request's `_meta` names a level
     (`io.modelcontextprotocol/logLevel`, 2026-07-28's per-request opt-in; a 2025-11-25
@@ -141,11 +141,11 @@ def build_server(
             return found.result
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
-            call.meta, call.on_log = ctx.meta, _log_forwarder(ctx)
+            call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):
-                    outcome = await metatools.use_tool(call, _progress_forwarder(ctx))
+                    outcome = await metatools.use_tool(call, progress_forwarder(ctx))
             finally:  # a cancelled call is recorded too (its result None)
                 done = outcome or call.outcome(None)
                 recorder.use_tool(state.caller, params.arguments, done, started)

@@ -29,7 +29,7 @@ from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
-from mcp_gateway.front.server import _log_forwarder, _progress_forwarder, sign_in_elicitation
+from mcp_gateway.front.server import log_forwarder, progress_forwarder, sign_in_elicitation
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -187,11 +187,11 @@ def build_toolbox_server(
             assert refused.result is not None
             return refused.result
         call = ToolCall.of(caller, arguments)
-        call.meta, call.on_log = ctx.meta, _log_forwarder(ctx)
+        call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
         outcome: Outcome | None = None
         try:
             with in_flight.track(state.owner, ctx.request_id):
-                outcome = await user(call, _progress_forwarder(ctx))
+                outcome = await user(call, progress_forwarder(ctx))
         finally:  # a cancelled call is recorded too (its result None)
             done = outcome or call.outcome(None)
             recorder.use_tool(caller, arguments, done, started)
