@@ -61,7 +61,7 @@ class ToolboxOpener:
         toolbox = caller.tenant.toolbox(named.toolbox) if named.toolbox else None
         try:
             args = parse_open_args(arguments)
-            toolbox = self._visible(caller, args.toolbox, toolbox)
+            toolbox = visible_toolbox(caller, args.toolbox, toolbox)
             # Before any connection is made: opening is what starts processes.
             wait = await self.limiter.wait_for_open(
                 caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
@@ -86,10 +86,6 @@ class ToolboxOpener:
         )
         served = tuple(c.redact for c in opened.connections if isinstance(c, Connection))
         return Outcome(result, named, toolbox, redactors=served, decision=decision)
-
-    @staticmethod
-    def _visible(caller: Caller, name: str, toolbox: ToolboxConfig | None) -> ToolboxConfig:
-        return visible_toolbox(caller, name, toolbox)
 
     def reopened(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened | None:
         """The last open's answer, when the same snapshot's servers are all connected on

@@ -71,22 +71,11 @@ def callable_entries(
     """The entries (`tools.tool_entry`'s shape: name, server, toolbox, annotations) this
     caller may call; None when the policy denies none of them (the list may be used as
     it is)."""
-    entries = list(entries)
-    if caller.tenant.policy.empty:
+    may_call = entry_filter(caller)
+    if may_call is None:
         return None
-    subject = subject_of(caller)
-    policy = caller.tenant.policy
-    kept = [
-        entry
-        for entry in entries
-        if policy.decide(
-            subject,
-            entry["toolbox"],
-            entry["server"],
-            entry["name"],
-            is_destructive(entry.get("annotations")),
-        ).allowed
-    ]
+    entries = list(entries)
+    kept = [entry for entry in entries if may_call(entry)]
     return None if len(kept) == len(entries) else kept
 
 
