@@ -122,9 +122,7 @@ class Pool:
             await anyio.sleep(health.wait_seconds())  # backoff, bounded by the policy
             conn = self._connections.get(key)  # another caller may have started it meanwhile
             if conn is None or (conn.is_ready and not conn.alive):
-                self._check_limits(
-                    key, self.tenant_max_connections if tenant_limit is None else tenant_limit
-                )
+                self._check_limits(key, tenant_limit)
                 conn = self._start(key, server, ref, health, auth)
         await conn.wait_ready()
         if not conn.alive:
@@ -154,23 +152,29 @@ class Pool:
                 return conn
         return None
 
-    def _check_limits(self, key: PoolKey, tenant_limit: int) -> None:
-        """Caps on live connections, for the process and per tenant. A connection that a new
-        one of the same server replaces does not count."""
+    def _check_limits(self, key: PoolKey, tenant_limit: int | None) -> None:
+        reason = self.limit_reached(key, tenant_limit)
+        if reason is not None:
+            raise ConnectFailed(reason)
+
+    def limit_reached(self, key: PoolKey, tenant_limit: int | None = None) -> str | None:
+        """Which cap on live connections, for the process or per tenant, a new connection
+        for key would pass (None: neither). A connection that a new one of the same server
+        replaces does not count."""
+        limit = self.tenant_max_connections if tenant_limit is None else tenant_limit
         others = [
             other
             for other in self._connections
             if other.place != key.place and not self._connections[other].closed
         ]
         if len(others) >= self.max_connections:
-            raise ConnectFailed(
+            return (
                 f"the gateway's limit of {self.max_connections} live server connections is "
                 "reached; try again later"
             )
-        if sum(other.tenant_id == key.tenant_id for other in others) >= tenant_limit:
-            raise ConnectFailed(
-                f"this tenant's limit of {tenant_limit} live server connections is reached"
-            )
+        if sum(other.tenant_id == key.tenant_id for other in others) >= limit:
+            return f"this tenant's limit of {limit} live server connections is reached"
+        return None
 
     def _start(
         self,

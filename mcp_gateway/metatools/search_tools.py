@@ -26,7 +26,7 @@ from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.connection_recorder import record_connection
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors, policy
-from mcp_gateway.metatools.connect import SignInRequired, connection
+from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.known_tools import KnownTools, Listing, server_key
 from mcp_gateway.metatools.open_toolbox import visible_toolbox
@@ -164,22 +164,19 @@ class ToolSearcher:
     ) -> tuple[Listing, Connection]:
         """The pool's connection while there is room for one (or the server signs in);
         else a connection of its own, closed once it has listed."""
-        if server.signs_in or self._room(caller):
+        if server.signs_in or self._room(caller, toolbox, server):
             try:
                 conn = await connection(self.pool, caller, toolbox, server, self.accounts)
                 return Listing.of(conn), conn
             except ConnectFailed:
-                if server.signs_in or self._room(caller):
+                if server.signs_in or self._room(caller, toolbox, server):
                     raise  # not the limit's doing: the server's own failure
         return await self._list_once(caller, toolbox, server)
 
-    def _room(self, caller: Caller) -> bool:
-        """Whether the pool would take one more connection of this tenant."""
-        limit = caller.tenant.max_connections
-        limit = self.pool.tenant_max_connections if limit is None else limit
-        conns = self.pool.connections()
-        tenants = sum(conn.ref.tenant == caller.tenant.slug for conn in conns)
-        return tenants < limit and len(conns) < self.pool.max_connections
+    def _room(self, caller: Caller, toolbox: ToolboxConfig, server: ServerConfig) -> bool:
+        """Whether the pool would take this server's connection (its caps: `limit_reached`)."""
+        key = pool_key(caller, toolbox, server)
+        return self.pool.limit_reached(key, caller.tenant.max_connections) is None
 
     async def _list_once(
         self, caller: Caller, toolbox: ToolboxConfig, server: ServerConfig
