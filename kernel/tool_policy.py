@@ -5,7 +5,9 @@ subject (everyone, a role, an identity provider's group, a person, an API key) a
 effect. The most specific rule that applies to the call wins: by scope first (a tool's
 rule over a server's, a server's over a toolbox's, a toolbox's over the tenant's), then by
 subject (a key or a person over a group, a group over a role, a role over everyone), and
-deny wins a tie. No rule: allowed (what Workbench did before rules existed).
+of a tie deny wins, then ask. No rule: allowed (what Workbench did before rules existed).
+"ask" allows the tool to be listed and each call to run once a person approved it
+(`kernel.approvals`: the terms, the digest that binds the arguments, who may decide).
 
 The tenant's defaults from the tools' annotations come after an admin's rules for the tool
 itself and before every broader rule: annotations are the server's claims, so an admin's
@@ -22,9 +24,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from kernel.approvals import DEFAULT_TERMS, ApprovalTerms
+
 ALLOW = "allow"
 DENY = "deny"
-EFFECTS = (ALLOW, DENY)  # "ask" (a person's approval of each call) comes with approvals
+ASK = "ask"  # allowed once a person approves the exact call (kernel.approvals)
+EFFECTS = (ALLOW, DENY, ASK)
+# Which effect wins a tie between equally specific rules: deny, then ask, then allow.
+EFFECT_RANK = {ALLOW: 0, ASK: 1, DENY: 2}
 
 EVERYONE = "everyone"
 ROLE = "role"
@@ -52,6 +59,7 @@ class Rule:
     tool: str = ""
     label: str = ""
     rule_id: int = 0
+    terms: ApprovalTerms = DEFAULT_TERMS  # an "ask" rule's
 
     @property
     def scope_rank(self) -> tuple[bool, bool, bool]:
@@ -118,33 +126,42 @@ class Defaults:
     """The tenant's one-click defaults from the tools' annotations."""
 
     deny_destructive_to_keys: bool = False
+    ask_destructive: bool = False  # a person approves each call of a destructive tool
 
     @property
     def any(self) -> bool:
-        return self.deny_destructive_to_keys
+        return self.deny_destructive_to_keys or self.ask_destructive
 
 
 DESTRUCTIVE_TO_KEYS = "the tenant's default: destructive tools denied to tenant keys"
+ASK_DESTRUCTIVE = "the tenant's default: a person approves each call of a destructive tool"
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """`allowed`: the caller may see and call the tool; `ask`: each call waits for a
+    person's approval on `terms` (a tool to ask for is listed as usual)."""
+
     allowed: bool
     reason: str  # "denied by: toolbox 'prod', role viewer"
     rule: Rule | None = None  # None: no rule, or the tenant's default
+    ask: bool = False
+    terms: ApprovalTerms = DEFAULT_TERMS
 
     @property
     def effect(self) -> str:
-        return ALLOW if self.allowed else DENY
+        if not self.allowed:
+            return DENY
+        return ASK if self.ask else ALLOW
 
 
 ALLOWED = Decision(True, NO_RULE)
+VERBS = {ALLOW: "allowed by", DENY: "denied by", ASK: "approval required by"}
 
 
 def _explained(rule: Rule) -> Decision:
-    allowed = rule.effect == ALLOW
-    verb = "allowed by" if allowed else "denied by"
-    return Decision(allowed, f"{verb}: {rule.scope_text()}, {rule.subject_text()}", rule)
+    reason = f"{VERBS[rule.effect]}: {rule.scope_text()}, {rule.subject_text()}"
+    return Decision(rule.effect != DENY, reason, rule, ask=rule.effect == ASK, terms=rule.terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,17 +205,19 @@ def decide(
     """Whether `subject` may call `tool` of `server` in `toolbox`, and why. `destructive`:
     the tool's `destructiveHint` as its server declares it."""
     best: Rule | None = None
-    best_rank: tuple[tuple[bool, bool, bool], int, bool] | None = None
+    best_rank: tuple[tuple[bool, bool, bool], int, int] | None = None
     for rule in rules:
         if not rule.covers(toolbox, server, tool) or not subject.matches(rule):
             continue
-        rank = (rule.scope_rank, SUBJECT_RANK[rule.subject], rule.effect == DENY)
+        rank = (rule.scope_rank, SUBJECT_RANK[rule.subject], EFFECT_RANK[rule.effect])
         if best_rank is None or rank > best_rank:
             best, best_rank = rule, rank
     if best is not None and best.tool:
         return _explained(best)  # an admin's choice for the tool: over the server's claims
     if defaults.deny_destructive_to_keys and destructive and subject.is_tenant_key:
         return Decision(False, f"denied by: {DESTRUCTIVE_TO_KEYS}")
+    if defaults.ask_destructive and destructive:
+        return Decision(True, f"{VERBS[ASK]}: {ASK_DESTRUCTIVE}", ask=True)
     return _explained(best) if best is not None else ALLOWED
 
 

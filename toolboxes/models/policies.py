@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from kernel import tool_policy
+from kernel import approvals, tool_policy
 from kernel.roles import ROLES
 from toolboxes.models.tenants import ApiKey, Tenant, Toolbox
 
@@ -36,6 +37,7 @@ SUBJECT_FIELDS = ("role", "group", "person", "api_key")
 class Effect(models.TextChoices):
     ALLOW = tool_policy.ALLOW, "allow"
     DENY = tool_policy.DENY, "deny"
+    ASK = tool_policy.ASK, "ask: a person approves each call"
 
 
 class SubjectKind(models.TextChoices):
@@ -89,6 +91,25 @@ class ToolPolicy(models.Model):
         verbose_name="API key",
     )
     effect = models.CharField(max_length=10, choices=Effect, default=Effect.DENY)
+    # An "ask" rule's terms (kernel.approvals): ignored for allow and deny.
+    approval_minutes = models.PositiveSmallIntegerField(
+        "approval time (minutes)",
+        default=approvals.DEFAULT_MINUTES,
+        validators=[MinValueValidator(1), MaxValueValidator(approvals.MAX_MINUTES)],
+        help_text="Ask: how long a held call waits for a person's approval.",
+    )
+    self_approval = models.BooleanField(
+        "the caller may approve their own call",
+        default=False,
+        help_text="Ask: a member calling in person may approve their own call. Off: another "
+        "person must (a second pair of eyes).",
+    )
+    approvers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="tool_policies_to_approve",
+        help_text="Ask: members who may approve besides the tenant's admins.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -145,7 +166,15 @@ class ToolPolicy(models.Model):
             tool=self.tool,
             label=self.subject_label(),
             rule_id=self.pk or 0,
+            terms=self.terms(),
         )
+
+    def terms(self) -> approvals.ApprovalTerms:
+        """An "ask" rule's terms (its approvers read from the database: prefetch them)."""
+        if self.effect != tool_policy.ASK:
+            return approvals.DEFAULT_TERMS
+        named = frozenset(user.pk for user in self.approvers.all()) if self.pk else frozenset()
+        return approvals.ApprovalTerms(self.approval_minutes, self.self_approval, named)
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
@@ -214,6 +243,13 @@ class PolicyDefaults(models.Model):
         "the tenant's API keys (not to members' personal keys or sign-ins), unless a rule "
         "for that tool allows it.",
     )
+    ask_destructive = models.BooleanField(
+        "ask before every destructive tool",
+        default=False,
+        help_text="Each call of a tool whose server marks it destructive (destructiveHint) "
+        "waits for a person's approval (a tenant admin's; not the caller's own), unless a "
+        "rule for that tool says otherwise.",
+    )
     guard_secrets = models.BooleanField(
         "remove secrets from tool results",
         default=False,
@@ -231,4 +267,7 @@ class PolicyDefaults(models.Model):
         return f"{self.tenant.slug}: tool policy defaults"
 
     def as_defaults(self) -> tool_policy.Defaults:
-        return tool_policy.Defaults(deny_destructive_to_keys=self.deny_destructive_to_keys)
+        return tool_policy.Defaults(
+            deny_destructive_to_keys=self.deny_destructive_to_keys,
+            ask_destructive=self.ask_destructive,
+        )
