@@ -26,6 +26,10 @@ EXPIRED = "expired"
 USED = "used"
 STATUSES = (PENDING, APPROVED, REFUSED, EXPIRED, USED)
 
+# Where a person decides a held call (the link the caller is given; the page asks who is
+# signed in). Served by `calls.views`, named "approval".
+PAGE_PATH = "/approvals/{public_id}/"
+
 # Why a signed-in person may not decide an approval (the page's and the queue's texts).
 NOT_AN_APPROVER = "You may not decide this call: its approvers are {who}."
 OWN_CALL = "This call is your own: another person must approve it (a second pair of eyes)."
