@@ -20,6 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_gateway.database.reads import Snapshots, installation, saved_sign_in, stored_listings
 from mcp_gateway.database.records import (
     SignInRecords,
+    pass_approval,
     record_connection,
     save_calls,
 )
@@ -171,7 +172,9 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
     )
     # Each tenant's tools, searchable: fed by the pool's listings and the stored ones.
     known_tools = KnownTools(pool, stored_listings)
-    metatool_parts = MetaToolParts(pool, open_toolboxes, limiter, accounts, known_tools)
+    metatool_parts = MetaToolParts(
+        pool, open_toolboxes, limiter, accounts, known_tools, approvals=pass_approval
+    )
     metatools = MetaTools(metatool_parts)
     calls = InFlightCalls()
     server = build_server(metatools, recorder, calls)

@@ -28,6 +28,7 @@ def tenant_policy(tenant: Tenant) -> tool_policy.Policy:
     rows = (
         ToolPolicy.objects.filter(tenant=tenant)
         .select_related("toolbox", "person", "api_key")
+        .prefetch_related("approvers")  # an "ask" rule's terms: no query per rule
         .order_by("pk")
     )
     rules = tuple(row.as_rule() for row in rows)

@@ -74,6 +74,9 @@ def connect_signals() -> None:
     m2m_changed.connect(
         _on_change, sender=ApiKey.toolboxes.through, dispatch_uid="wb-version-key-toolboxes"
     )
+    m2m_changed.connect(  # an "ask" rule's approvers, copied into each approval it asks
+        _on_change, sender=ToolPolicy.approvers.through, dispatch_uid="wb-version-approvers"
+    )
     for model in (CatalogEntry, CatalogParameter):
         name = model.__name__
         post_save.connect(_on_catalog_change, sender=model, dispatch_uid=f"wb-version-save-{name}")

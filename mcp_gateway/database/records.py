@@ -1,18 +1,26 @@
 """What the gateway writes into the admins' world: how each new connection went (its
 server's status and, for pinning, what it offers), an admin's check of the same, a key's
-last use, and the call log's batches. Each runs in the ORM's thread (`threads.in_thread`)
-or, for the call log, in its writer's thread."""
+last use, the call log's batches, and the approvals of held calls (`write_passage`). Each
+runs in the ORM's thread (`threads.in_thread`) or, for the call log, in its writer's
+thread."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from calls.models import Approval
 from calls.writer import save_batch
 from connections import store as sign_ins
+from kernel import approvals
 from kernel.pins import OFF
 from mcp_gateway.database.threads import in_thread
+from mcp_gateway.snapshots.approvals import DENIED, HELD, RUN, HeldCall, Passage
 from toolboxes import installation, server_status
 from toolboxes import pins as tool_pins
 from toolboxes.models import ApiKey, Server
@@ -95,3 +103,80 @@ class SignInRecords:
     release_claim = staticmethod(in_thread(sign_ins.release_claim))
     needs_reconnect = staticmethod(in_thread(sign_ins.needs_reconnect))
     new_link = staticmethod(in_thread(sign_ins.new_link))
+
+
+def _who(user: Any) -> str:
+    return user.get_username() if user is not None else "a removed user"
+
+
+def _caller_label(held: HeldCall) -> str:
+    """How approvers see the caller: the key's prefix and label, the member's username;
+    never a secret."""
+    people = get_user_model()._default_manager
+    person = people.filter(pk=held.person_id).first() if held.person_id else None
+    if held.key_id is None:
+        return f"{_who(person)} (signed in)"
+    key = ApiKey.objects.filter(pk=held.key_id).first()
+    label = str(key) if key is not None else f"API key {held.key_id}"
+    return f"{label}, {_who(person)}'s" if person is not None else label
+
+
+def write_passage(held: HeldCall) -> Passage:
+    """Whether a call a policy asks approval of may run, in one transaction: an approved,
+    unused, unexpired approval of this caller's exact call is used (once, even with two
+    calls racing in two processes: the conditional update is the lock) and the call runs;
+    a pending one holds it again; a refusal or an expiry not yet told is told once; else a
+    new approval is asked."""
+    now = timezone.now()
+    same = Approval.objects.filter(
+        tenant_id=held.tenant_id,
+        caller=held.caller,
+        toolbox=held.toolbox,
+        server=held.server,
+        tool=held.tool,
+        arguments_digest=held.digest,
+    )
+    with transaction.atomic():
+        same.filter(status=approvals.PENDING, expires_at__lte=now).update(status=approvals.EXPIRED)
+        approved = same.filter(status=approvals.APPROVED, expires_at__gt=now)
+        for found in approved.select_for_update().select_related("decided_by").order_by("pk"):
+            used = same.filter(pk=found.pk, status=approvals.APPROVED).update(
+                status=approvals.USED, used_at=now
+            )
+            if used:
+                return Passage(RUN, found.public_id, _who(found.decided_by))
+        pending = same.filter(status=approvals.PENDING).order_by("-pk").first()
+        if pending is not None:
+            return Passage(HELD, pending.public_id)
+        ended = same.filter(status__in=(approvals.REFUSED, approvals.EXPIRED))
+        last = ended.select_related("decided_by").order_by("-pk").first()
+        if (
+            last is not None
+            and not last.told
+            and same.filter(pk=last.pk, told=False).update(told=True)
+        ):
+            refused = last.status == approvals.REFUSED
+            return Passage(DENIED, last.public_id, _who(last.decided_by) if refused else "")
+        approval = Approval.objects.create(
+            tenant_id=held.tenant_id,
+            caller=held.caller,
+            caller_label=_caller_label(held)[:200],
+            caller_person_id=held.person_id,
+            key_id=held.key_id,
+            toolbox=held.toolbox,
+            server=held.server,
+            tool=held.tool,
+            arguments_digest=held.digest,
+            arguments_shown=held.shown,
+            reason=held.reason[:200],
+            self_approval=held.terms.self_approval,
+            expires_at=now + timedelta(minutes=held.terms.minutes),
+        )
+        if held.terms.approvers:  # those still people (the snapshot may be older)
+            people = get_user_model()._default_manager.filter(pk__in=held.terms.approvers)
+            approval.approvers.set(people)
+    return Passage(HELD, approval.public_id)
+
+
+# A call a policy asks approval of (`metatools.approvals`), in one trip to the ORM's thread.
+pass_approval = in_thread(write_passage)

@@ -88,15 +88,16 @@ def modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-def sign_in_elicitation(result: types.CallToolResult) -> UrlElicitationRequiredError:
-    """AUTH_REQUIRED as a URL elicitation (2025-11-25's -32042), for a client that declared
-    it: the contract's text is its message, the connect link its URL, so that the client
-    can open it for the person; the error result's details ride along in `data`."""
+def url_elicitation(result: types.CallToolResult) -> UrlElicitationRequiredError:
+    """AUTH_REQUIRED or APPROVAL_REQUIRED as a URL elicitation (2025-11-25's -32042), for a
+    client that declared it: the contract's text is its message, the connect or approval
+    link its URL, so that the client can open it for the person; the error result's details
+    ride along in `data`."""
     error = (result.structured_content or {})["error"]
     link = ElicitRequestURLParams(
         mode="url",
         message=error["message"],
-        url=error["details"]["connect_url"],
+        url=error["details"][errors.ELICITED_URLS[ErrorCode(error["code"])]],
         elicitation_id=uuid.uuid4().hex,
     )
     elicitation = UrlElicitationRequiredError([link], message=error["message"])
@@ -152,8 +153,8 @@ def build_server(
             if outcome is None:  # cancelled by the client: nobody waits for this answer
                 return error_result(errors.cancelled())
             assert outcome.result is not None
-            if state.url_elicitation and outcome.error_code == ErrorCode.AUTH_REQUIRED:
-                raise sign_in_elicitation(outcome.result)
+            if state.url_elicitation and outcome.error_code in errors.ELICITED_URLS:
+                raise url_elicitation(outcome.result)
             return outcome.result
         return error_result(
             GatewayError(

@@ -29,9 +29,9 @@ from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
-from mcp_gateway.front.server import log_forwarder, progress_forwarder, sign_in_elicitation
+from mcp_gateway.front.server import log_forwarder, progress_forwarder, url_elicitation
 from mcp_gateway.metatools import errors
-from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.toolbox_links import ResultLinks
 from mcp_gateway.metatools.toolbox_members import (
@@ -200,8 +200,8 @@ def build_toolbox_server(
         assert outcome.result is not None
         if outcome.server is not None and not outcome.error_code:
             await links.remember(caller.owner, toolbox.name, outcome.server.name, outcome.result)
-        if state.url_elicitation and outcome.error_code == ErrorCode.AUTH_REQUIRED:
-            raise sign_in_elicitation(outcome.result)
+        if state.url_elicitation and outcome.error_code in errors.ELICITED_URLS:
+            raise url_elicitation(outcome.result)
         return outcome.result
 
     async def list_resources(

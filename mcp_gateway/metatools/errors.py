@@ -24,6 +24,18 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     # The server needs the caller's own sign-in (connected accounts): details.connect_url.
     AUTH_REQUIRED = "AUTH_REQUIRED"
+    # A policy asks a person's approval of the call (issue 36): details.approval_url.
+    APPROVAL_REQUIRED = "APPROVAL_REQUIRED"
+    # That approval was refused, or expired (told once; the next call asks anew).
+    APPROVAL_DENIED = "APPROVAL_DENIED"
+
+
+# The codes a client that declared URL elicitation gets as one, and the detail that is its
+# URL (`front.server.url_elicitation`).
+ELICITED_URLS = {
+    ErrorCode.AUTH_REQUIRED: "connect_url",
+    ErrorCode.APPROVAL_REQUIRED: "approval_url",
+}
 
 
 class GatewayError(Exception):
@@ -82,6 +94,39 @@ def auth_required(tool: str, server: str, toolbox: str, url: str) -> GatewayErro
         tool=tool,
         connect_url=url,
     )
+
+
+def approval_required(
+    tool: str, server: str, toolbox: str, url: str, decision: str
+) -> GatewayError:
+    """A call a policy holds for a person's approval: the link to the page that decides
+    it (`decision`: the call log's "approval required by: ...")."""
+    error = GatewayError(
+        ErrorCode.APPROVAL_REQUIRED,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        f"approve this call first: {url}",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+        approval_url=url,
+    )
+    error.decision = decision
+    return error
+
+
+def approval_denied(tool: str, server: str, toolbox: str, decision: str) -> GatewayError:
+    """A held call refused, or not approved in time (`decision`: the call log's "not
+    approved: refused by alice")."""
+    error = GatewayError(
+        ErrorCode.APPROVAL_DENIED,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        "the call was not approved",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+    error.decision = decision
+    return error
 
 
 def connect_failure_line(server: str, toolbox: str, reason: str) -> str:

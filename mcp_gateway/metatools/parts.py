@@ -1,6 +1,7 @@
 """What the meta-tools work with, as one value: the pool, the open state, the rate
-limiter, the connected accounts and the tenants' known tools (the assembly makes it once;
-`MetaTools`, `ToolboxOpener`, `ToolUser` and `ToolSearcher` each take it whole)."""
+limiter, the connected accounts, the tenants' known tools and the held calls' approvals
+(the assembly makes it once; `MetaTools`, `ToolboxOpener`, `ToolUser` and `ToolSearcher`
+each take it whole)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass, field
 
 from mcp_gateway.downstream.connected.accounts import ConnectedAccounts
 from mcp_gateway.downstream.pool import Pool
+from mcp_gateway.metatools.approvals import ApprovalDoor
 from mcp_gateway.metatools.known_tools import KnownTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.ratelimit import LocalBuckets, RateLimiter
@@ -25,3 +27,4 @@ class MetaToolParts:
     limiter: RateLimiter = field(default_factory=no_limits)
     accounts: ConnectedAccounts | None = None  # None: no server signs in (tests)
     known_tools: KnownTools | None = None  # None: an index of the pool's listings only
+    approvals: ApprovalDoor | None = None  # None: a call a policy asks approval of is refused

@@ -5,8 +5,9 @@ caller may call.
 
 `use_tool` asks twice at most: before connecting, with the admins' rules alone
 (`decision`: a tool they deny is refused without starting anything), and, where the
-tenant's defaults from annotations could refuse this caller, once the server's tool list
-is known (`annotation_denial`). A list
+tenant's defaults from annotations could refuse this caller or ask for a person's
+approval, once the server's tool list is known (`with_annotations`). A decision that asks
+holds the call (`metatools.approvals`). A list
 of tool entries (`open_toolbox`'s) goes through `callable_entries`, after any cache: one
 caller's view never reaches another; `search_tools` fills its limit through
 `entry_filter`, the toolbox endpoint's list through `may_call_tool`.
@@ -50,19 +51,27 @@ def decision(caller: Caller, toolbox: str, server: str, tool: str) -> Decision |
 
 
 def needs_annotations(caller: Caller) -> bool:
-    """Whether the tenant's defaults could refuse this caller a tool for its annotations."""
+    """Whether the tenant's defaults could refuse this caller a tool, or ask a person's
+    approval of its calls, for the tool's annotations."""
     defaults = caller.tenant.policy.defaults
+    if defaults.ask_destructive:  # for every caller: a person's key and sign-in too
+        return True
     return defaults.deny_destructive_to_keys and subject_of(caller).is_tenant_key
 
 
-def annotation_denial(
-    caller: Caller, toolbox: str, server: str, tool: types.Tool | None, name: str
+def with_annotations(
+    caller: Caller,
+    toolbox: str,
+    server: str,
+    tool: types.Tool | None,
+    name: str,
+    before: Decision | None,
 ) -> Decision | None:
-    """The refusal of a tool as its server annotates it (None: allowed)."""
+    """The decision of a call once the server's tool list is known: `before` (the rules'
+    alone, or None) unless the tenant's defaults read the tool's annotations."""
     if not needs_annotations(caller):
-        return None
-    decision = decide(caller, toolbox, server, name, annotated_destructive(tool))
-    return None if decision.allowed else decision
+        return before
+    return decide(caller, toolbox, server, name, annotated_destructive(tool))
 
 
 def callable_entries(

@@ -200,3 +200,9 @@ def guard(
         return result, NOTHING
     cleaned = result.model_copy(update={"content": content, "structured_content": structured})
     return cleaned, Found(tuple(sorted(scan.counts.items())))
+
+
+def masked(text: str, redactors: Iterable[Redactor] = ()) -> str:
+    """`text` with its credentials and the server's stored secret values replaced, as a
+    result's are (a held call's arguments, shown to its approvers: `metatools.approvals`)."""
+    return _Scan(redactors).clean(text)

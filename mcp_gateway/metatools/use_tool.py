@@ -17,6 +17,7 @@ from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors, policy, secret_guard
+from mcp_gateway.metatools.approvals import pass_held
 from mcp_gateway.metatools.connect import (
     SignInRequired,
     connection,
@@ -76,6 +77,7 @@ class ToolUser:
         self.open_toolboxes = parts.open_toolboxes
         self.limiter = parts.limiter
         self.accounts = parts.accounts
+        self.approvals = parts.approvals
 
     async def __call__(
         self, call: ToolCall, progress_callback: ProgressFnT | None = None
@@ -131,9 +133,16 @@ class ToolUser:
             raise errors.tool_not_approved(ref.name, server.name, toolbox.name)
         if policy.needs_annotations(caller):  # the tenant's defaults read what the server says
             offered = next((tool for tool in conn.tools if tool.name == ref.name), None)
-            refusal = policy.annotation_denial(caller, toolbox.name, server.name, offered, ref.name)
-            if refusal is not None:
-                raise errors.tool_forbidden(ref.name, server.name, toolbox.name, refusal.reason)
+            decided = policy.with_annotations(
+                caller, toolbox.name, server.name, offered, ref.name, decided
+            )
+            if decided is not None and not decided.allowed:
+                raise errors.tool_forbidden(ref.name, server.name, toolbox.name, decided.reason)
+        if decided is not None and decided.ask:  # last: an approval is used only to run
+            where = (toolbox.name, server.name, ref.name)
+            call.decision = await pass_held(
+                self.approvals, caller, where, args.arguments, decided, call.redactors
+            )
         try:
             result = await conn.call_tool(
                 ref.name,
