@@ -170,6 +170,7 @@ def write_passage(held: HeldCall) -> Passage:
             arguments_shown=held.shown,
             reason=held.reason[:200],
             self_approval=held.terms.self_approval,
+            created_at=now,
             expires_at=now + timedelta(minutes=held.terms.minutes),
         )
         if held.terms.approvers:  # those still people (the snapshot may be older)
