@@ -85,6 +85,8 @@ class ToolUser:
         try:
             result = await self._call(call, progress_callback)
         except GatewayError as error:
+            # A call that failed once allowed (or approved) still says who allowed it.
+            error.decision = error.decision or call.decision
             return failed(error, call.named, call.toolbox, call.server, call.redactors)
         return call.outcome(result)
 
