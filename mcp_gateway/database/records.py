@@ -139,7 +139,9 @@ def write_passage(held: HeldCall) -> Passage:
     with transaction.atomic():
         same.filter(status=approvals.PENDING, expires_at__lte=now).update(status=approvals.EXPIRED)
         approved = same.filter(status=approvals.APPROVED, expires_at__gt=now)
-        for found in approved.select_for_update().select_related("decided_by").order_by("pk"):
+        for found in (
+            approved.select_for_update(of=("self",)).select_related("decided_by").order_by("pk")
+        ):
             used = same.filter(pk=found.pk, status=approvals.APPROVED).update(
                 status=approvals.USED, used_at=now
             )

@@ -5,12 +5,13 @@ the snapshot carries an "ask" rule's terms, its approvers read with the rules.""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -154,3 +155,33 @@ def test_the_snapshot_carries_the_ask_rules_terms_read_with_the_rules(world):
     assert terms == dict.fromkeys("abc", ApprovalTerms(7, False, frozenset({boss.pk})))
     approver_reads = [q for q in read.captured_queries if "approvers" in q["sql"]]
     assert len(approver_reads) == 1  # one query for every rule's approvers
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="racing writers: PostgreSQL's row locks"
+)
+def test_two_passages_racing_for_one_approval_run_once(world):
+    """Two processes' calls at once (two threads, a connection each): the approval's row
+    lock and its conditional update let exactly one run."""
+    tenant, api_key, boss = world
+    call = held(tenant, api_key)
+    approval = Approval.objects.get(public_id=write_passage(call).public_id)
+    decide(approval.pk, boss, True, "127.0.0.1")
+    start = threading.Barrier(2, timeout=30)
+    verdicts: list[str] = []
+
+    def race() -> None:
+        start.wait()
+        try:
+            verdicts.append(write_passage(call).verdict)
+        finally:
+            connections.close_all()
+
+    racers = [threading.Thread(target=race) for _ in range(2)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(timeout=60)
+    assert sorted(verdicts) == [HELD, RUN]
+    assert Approval.objects.get(pk=approval.pk).status == approvals.USED
