@@ -12,7 +12,8 @@ of a tie deny wins, then ask. No rule: allowed (what Workbench did before rules 
 The tenant's defaults from the tools' annotations come after an admin's rules for the tool
 itself and before every broader rule: annotations are the server's claims, so an admin's
 choice for the tool overrides them, while a toolbox-wide "allow" does not quietly undo
-"deny destructive tools to tenant keys".
+"deny destructive tools to tenant keys". "Ask before every destructive tool" only tightens:
+it never turns a broader deny into an ask, and a broader ask keeps its own terms.
 
 Plain values and no Django: the gateway decides each call with it, the admin shows "who
 may call this" with it. The roles' names are `kernel.roles`'.
@@ -216,7 +217,9 @@ def decide(
         return _explained(best)  # an admin's choice for the tool: over the server's claims
     if defaults.deny_destructive_to_keys and destructive and subject.is_tenant_key:
         return Decision(False, f"denied by: {DESTRUCTIVE_TO_KEYS}")
-    if defaults.ask_destructive and destructive:
+    # The default only tightens an allow: a broader deny stands (asking would loosen it),
+    # and a broader ask keeps its own terms.
+    if defaults.ask_destructive and destructive and (best is None or best.effect == ALLOW):
         return Decision(True, f"{VERBS[ASK]}: {ASK_DESTRUCTIVE}", ask=True)
     return _explained(best) if best is not None else ALLOWED
 

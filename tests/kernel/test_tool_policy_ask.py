@@ -121,6 +121,13 @@ def test_a_rule_for_the_tool_overrides_the_ask_default_a_broader_one_not():
     allow_toolbox = Rule(ALLOW, toolbox="prod")
     decision = decide([allow_toolbox], defaults, ADMIN_BEN, "prod", "fs", "delete_all", True)
     assert (decision.effect, decision.reason) == (ASK, ASKED_BY_DEFAULT)
+    deny_toolbox = Rule(DENY, toolbox="prod")  # a broader deny is never loosened to ask
+    decision = decide([deny_toolbox], defaults, ADMIN_BEN, "prod", "fs", "delete_all", True)
+    assert (decision.allowed, decision.reason) == (False, "denied by: toolbox 'prod', everyone")
+    ask_server = Rule(ASK, toolbox="prod", server="fs", terms=TERMS)  # keeps its terms
+    decision = decide([ask_server], defaults, ADMIN_BEN, "prod", "fs", "delete_all", True)
+    assert (decision.effect, decision.terms) == (ASK, TERMS)
+    assert decision.reason == "approval required by: toolbox 'prod', server 'fs', everyone"
     ask_tool = Rule(ASK, tool="delete_all", terms=TERMS)  # the tool's rule: its own terms
     decision = decide([ask_tool], defaults, ADMIN_BEN, "prod", "fs", "delete_all", True)
     assert (decision.effect, decision.terms) == (ASK, TERMS)
