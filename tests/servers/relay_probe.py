@@ -14,7 +14,8 @@ Tools:
 - `log`: sends one `notifications/message` per level of `levels` (default debug, info,
   warning, error; data `"<level> message"`, logger `probe`), then answers `logged`;
 - `add_tool`: adds the tool `added` (which answers `added here`) and announces it with
-  `notifications/tools/list_changed`, then answers `added`;
+  `notifications/tools/list_changed` (on 2026-07-28, to the `subscriptions/listen`
+  streams that asked for it), then answers `added`;
 - `flood`: sends `count` `notifications/message` (written straight to stdout, as fast as
   the pipe takes them), then answers `flooded <count>`;
 - `wait`: sleeps `seconds` (default 30), then answers `waited`;
@@ -40,8 +41,10 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 OBJECT: dict[str, Any] = {"type": "object"}
@@ -91,9 +94,7 @@ FORM_SCHEMA: dict[str, Any] = {
 ASKS: dict[str, tuple[types.InputRequest, types.ClientCapabilities, str]] = {
     "ask_form": (
         types.ElicitRequest(
-            params=types.ElicitRequestFormParams(
-                message="Your name?", requested_schema=FORM_SCHEMA
-            )
+            params=types.ElicitRequestFormParams(message="Your name?", requested_schema=FORM_SCHEMA)
         ),
         types.ClientCapabilities(elicitation=types.ElicitationCapability()),
         "form elicitation",
@@ -144,6 +145,7 @@ def text(value: str) -> types.CallToolResult:
 
 def build(wire: BinaryIO | None) -> Server[Any]:
     added = False
+    changes = InMemorySubscriptionBus()  # 2026-07-28's listen streams
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -176,7 +178,10 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             return text("logged")
         if params.name == "add_tool":
             added = True
-            await ctx.session.send_notification(types.ToolListChangedNotification())
+            if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await changes.publish(ToolsListChanged())
+            else:
+                await ctx.session.send_notification(types.ToolListChangedNotification())
             return text("added")
         if params.name == "added" and added:
             return text("added here")
@@ -207,7 +212,12 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             return await ask(ctx, params, *ASKS[params.name])
         raise MCPError(types.METHOD_NOT_FOUND, f"Unknown tool: {params.name}")
 
-    return Server("relay-probe", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "relay-probe",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(changes),
+    )
 
 
 async def ask(
