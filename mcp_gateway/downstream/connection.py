@@ -72,6 +72,17 @@ CallAnswer = types.CallToolResult | types.InputRequiredResult
 _CALL_ANSWER: TypeAdapter[CallAnswer] = TypeAdapter(CallAnswer)
 
 
+def own_meta(result: ResultT) -> ResultT:
+    """A result without the protocol's reserved `_meta` keys (a 2026-07-28 server stamps
+    its `serverInfo` there): they describe the server's session with the gateway, not the
+    client's; the server's own keys pass on unchanged."""
+    meta = result.meta
+    if not meta or not any(key.startswith(RESERVED_META_PREFIX) for key in meta):
+        return result
+    kept = {key: value for key, value in meta.items() if not key.startswith(RESERVED_META_PREFIX)}
+    return result.model_copy(update={"meta": kept or None})
+
+
 def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
     """The part of a client's request `_meta` that the downstream request carries: custom
     keys and the trace context (`traceparent`, `tracestate`), as they came."""
@@ -492,6 +503,7 @@ class Connection:
             self.in_flight -= 1
             self.last_used = time.monotonic()
         self.health.succeeded()
+        result = own_meta(result)
         if isinstance(result, types.InputRequiredResult):
             return result
         size = result_size(result)
