@@ -89,7 +89,8 @@ class Recorder:
         m.searches.labels(tenant, label).inc()
         m.search_seconds.labels(tenant).observe(elapsed)
         if label == OK and outcome.result is not None:
-            found = len((outcome.result.structured_content or {}).get("tools", ()))
+            listed = getattr(outcome.result, "structured_content", None) or {}
+            found = len(listed.get("tools", ()))
             m.search_results.labels(tenant).observe(found)
             if not found:
                 m.search_empty.labels(tenant).inc()
