@@ -125,6 +125,20 @@ async def test_a_2026_client_that_declared_nothing_gets_the_servers_answer(
     assert result.structured_content["error"]["details"]["downstream_code"] == -32021
 
 
+async def test_a_client_is_declared_to_have_only_what_it_declared(module_gateway, caller):
+    """Elicitation only: the server may ask it a form, and is told it cannot sample nor
+    list roots."""
+    answers = Answers()
+    async with module_gateway.client(caller.key, elicitation_callback=answers.elicit) as client:
+        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+        form = await client.call_tool("use_tool", use("dev", "probe", "ask_form"))
+        sample = await client.call_tool("use_tool", use("dev", "probe", "ask_sample"))
+        roots = await client.call_tool("use_tool", use("dev", "probe", "ask_roots"))
+    assert answered(form) == FORM
+    assert error_of(sample)[1].endswith("Client did not declare the sampling capability")
+    assert error_of(roots)[1].endswith("Client did not declare the roots capability")
+
+
 async def test_a_2025_client_is_declared_to_have_nothing(module_gateway, caller):
     """Not relayed yet on 2025-11-25: the server is not told of what the client declared at
     its initialize, so it answers as to a client that declared nothing."""
@@ -141,6 +155,18 @@ async def test_the_toolbox_endpoint_relays_it_too(toolbox_endpoint, caller):
         roots = await client.call_tool("probe__ask_roots", {})
     assert answered(form) == FORM
     assert answered(roots) == ROOTS
+
+
+async def test_the_toolbox_endpoint_tells_the_server_what_the_client_declared(
+    toolbox_endpoint, caller
+):
+    async with toolbox_endpoint.client(caller.key) as client:
+        result = await client.call_tool("probe__ask_url", {})
+    assert error_of(result) == (
+        "DOWNSTREAM_ERROR",
+        "Error executing tool 'ask_url' in server 'probe' (toolbox 'dev'): "
+        "Client did not declare the URL elicitation capability",
+    )
 
 
 async def _asked(client: Any, tool: str = "ask_form") -> types.InputRequiredResult:
