@@ -22,7 +22,7 @@ import httpx2
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ClientSession
-from mcp.client.subscriptions import ToolsListChanged, listen
+from mcp.client.subscriptions import Subscription, listen
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
@@ -229,6 +229,7 @@ class Connection:
                     # whose `list_changed` comes on the standalone stream.
                     await negotiate(session, modern=self.server.is_stdio)
                     phase = "list"
+                    await self._subscribe(stack, session)  # before the listing
                     self.tools = await list_all_tools(session, bounds)
                     self.definitions = [definition(tool) for tool in self.tools]
                     self.digests = {item["name"]: digest(item) for item in self.definitions}
@@ -240,8 +241,6 @@ class Connection:
                     self.recorder.downstream_started(self.ref)
                     async with anyio.create_task_group() as relisting:
                         relisting.start_soon(self._relist_forever, session, bounds)
-                        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                            relisting.start_soon(self._listen_for_changes, session)
                         await self._stop.wait()
                         relisting.cancel_scope.cancel()
             if connecting.cancelled_caught and not self._ready.is_set():
@@ -330,22 +329,27 @@ class Connection:
         if self._relisting is None:
             self._relisting = anyio.Event()
 
-    async def _listen_for_changes(self, session: ClientSession) -> None:
+    async def _subscribe(
+        self, stack: AsyncExitStack, session: ClientSession
+    ) -> Subscription | None:
         """On 2026-07-28 a server announces a change only on a `subscriptions/listen`
-        stream that asked for it: one, for the connection's life, when the server's tools
-        say they change."""
+        stream that asked for it: one for the connection's life, acknowledged before the
+        first listing (so no change is missed), when the server's tools say they change.
+        The announcement itself is read off the stream by `notifications`, in order, as a
+        2025-11-25 server's is (so a call answers after the listing it caused). None: no
+        such stream (2025-11-25 announces on the session itself)."""
+        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
         tools = session.server_capabilities.tools if session.server_capabilities else None
         if tools is None or not tools.list_changed:
-            return
+            return None
         try:
-            async with listen(session, tools_list_changed=True) as subscription:
-                async for event in subscription:
-                    if isinstance(event, ToolsListChanged):
-                        self._tools_changed()
-        except Exception as exc:  # the tools listed stay; changes are no longer seen
+            return await stack.enter_async_context(listen(session, tools_list_changed=True))
+        except Exception as exc:  # the server's tools are listed; changes are not heard
             logger.warning(
-                "[%s] listening for changes ended: %s", self.label, self._redact(repr(exc))
+                "[%s] listening for changes refused: %s", self.label, self._redact(repr(exc))
             )
+            return None
 
     async def _relist_forever(self, session: ClientSession, bounds: DiscoveryBounds) -> None:
         """List again after each `list_changed`; those that come during a listing make one
@@ -581,7 +585,7 @@ class Connection:
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
-        return result
+        return own_meta(result)
 
 
 async def _with_logs(
