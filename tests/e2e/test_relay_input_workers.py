@@ -1,6 +1,7 @@
 """A 2026-07-28 client's answer to a server's question lands on either of two gateway
-worker processes (issue 34): the gateway's sealed `requestState` opens in any process of
-the installation, so every retry, whichever worker it reaches, reaches the server."""
+worker processes, or on another replica (issue 34): the gateway's sealed `requestState`
+opens in any process of the installation (its `ENCRYPTION_KEYS`), so every retry,
+wherever it lands, reaches the server."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ async def _ask(url: str, key: str, **retry: Any) -> Any:
         )
 
 
-async def _rounds(url: str, key: str) -> list[str]:
+async def _rounds(url: str, key: str, retry_url: str | None = None) -> list[str]:
+    """`ROUNDS` questions asked at `url`, each answered at `retry_url` (default `url`)."""
     async with _client(url, key) as client:
         payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
     texts = []
@@ -79,7 +81,10 @@ async def _rounds(url: str, key: str) -> list[str]:
         asked = await _ask(url, key)
         assert isinstance(asked, types.InputRequiredResult), asked
         answered = await _ask(
-            url, key, input_responses={"ask": ANSWER}, request_state=asked.request_state
+            retry_url or url,
+            key,
+            input_responses={"ask": ANSWER},
+            request_state=asked.request_state,
         )
         assert isinstance(answered, types.CallToolResult)
         texts.append(text_of(answered))
@@ -93,3 +98,14 @@ def test_a_retry_reaches_the_server_from_either_worker(deployment: Deployment) -
     assert texts == ['answered {"action":"accept","content":{"name":"Ada"}}'] * ROUNDS
     # Both workers served calls (each round's two calls on connections of their own).
     assert len(worker_pids(deployment.workdir / "store" / "metrics")) == 2
+
+
+def test_a_retry_reaches_the_server_from_another_replica(deployment: Deployment) -> None:
+    """Two gateways of one installation (one database, one shared store, one set of keys):
+    asked on one, answered on the other, both ways."""
+    key = deployment.shell(SETUP.format(python=sys.executable, probe=RELAY_PROBE)).split()[-1]
+    _, first, _ = deployment.start_gateway("first")
+    _, second, _ = deployment.start_gateway("second")
+    there = anyio.run(_rounds, first, key, second)
+    back = anyio.run(_rounds, second, key, first)
+    assert there == back == ['answered {"action":"accept","content":{"name":"Ada"}}'] * ROUNDS
