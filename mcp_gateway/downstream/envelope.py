@@ -9,7 +9,7 @@ client declared them; nothing else), never more. Nothing a client did not declar
 claimed for it, so a server answers a client that declared nothing as it would directly.
 
 The SDK's `ClientSession` stamps one fixed set of capabilities on every request (its
-`_stamp`, installed at `discover`); `per_request_capabilities` wraps that stamp once, and
+`_stamp`, installed at `discover`); `_per_request_capabilities` wraps that stamp once, and
 the set comes from `calling_capabilities` (a context variable: the stamp runs in the
 calling task, inside `send_request`).
 """
