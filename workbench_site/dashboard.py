@@ -51,6 +51,11 @@ class Dashboard:
     links: dict[str, str] = field(default_factory=dict)
 
 
+# A call's outcomes that are no failure: answered, or the server's question to the client
+# (an input-required result, answered by the client's next call).
+NOT_FAILED = ("ok", "input_required")
+
+
 def _scoped(queryset: QuerySet[Any], path: str, user: Any) -> QuerySet[Any]:
     if is_operator(user):
         return queryset
@@ -145,7 +150,7 @@ def _today(board: Dashboard, calls: QuerySet[CallRecord]) -> None:
         calls.filter(at__gte=midnight)
         .order_by()
         .values("meta_tool")
-        .annotate(total=Count("pk"), failed=Count("pk", filter=~Q(outcome="ok")))
+        .annotate(total=Count("pk"), failed=Count("pk", filter=~Q(outcome__in=NOT_FAILED)))
     )
     per_tool = {row["meta_tool"]: row["total"] for row in rows}
     board.today = {
@@ -156,7 +161,7 @@ def _today(board: Dashboard, calls: QuerySet[CallRecord]) -> None:
     since = timezone.now() - timedelta(hours=RECENT_HOURS)
     board.failures = list(
         calls.filter(at__gte=since)
-        .exclude(outcome__in=("ok", "tool_error"))
+        .exclude(outcome__in=(*NOT_FAILED, "tool_error"))
         .select_related("tenant")
         .order_by("-at")[:RECENT_FAILURES]
     )

@@ -22,9 +22,12 @@ import httpx2
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ClientSession
+from mcp.client.subscriptions import Subscription, listen
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter
 
 from kernel.egress import UNREACHABLE
 from kernel.pins import definition, digest
@@ -37,6 +40,7 @@ from mcp_gateway.downstream.discovery import (
     list_all_tools,
     redactor_for,
 )
+from mcp_gateway.downstream.envelope import calling_capabilities, negotiate
 from mcp_gateway.downstream.envrefs import ReferenceEnviron
 from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
@@ -63,6 +67,20 @@ NOT_PASSED_ON = frozenset({"progressToken", "progress_token"})
 
 LogParams = types.LoggingMessageNotificationParams
 LogForward = Callable[[LogParams], Awaitable[None]]
+# A tools/call's answer: its result, or (2026-07-28) the server's request for input.
+CallAnswer = types.CallToolResult | types.InputRequiredResult
+_CALL_ANSWER: TypeAdapter[CallAnswer] = TypeAdapter(CallAnswer)
+
+
+def own_meta(result: ResultT) -> ResultT:
+    """A result without the protocol's reserved `_meta` keys (a 2026-07-28 server stamps
+    its `serverInfo` there): they describe the server's session with the gateway, not the
+    client's; the server's own keys pass on unchanged."""
+    meta = result.meta
+    if not meta or not any(key.startswith(RESERVED_META_PREFIX) for key in meta):
+        return result
+    kept = {key: value for key, value in meta.items() if not key.startswith(RESERVED_META_PREFIX)}
+    return result.model_copy(update={"meta": kept or None})
 
 
 def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
@@ -200,11 +218,18 @@ class Connection:
                             ),
                             write,
                             client_info=CLIENT_INFO,
+                            # 2026-07-28 asks log messages per request: every level, for
+                            # the gateway's log (a client gets those it asked for).
+                            log_level="debug",
                         )
                     )
                     phase = "initialize"
-                    await session.initialize()
+                    # A stdio server is asked for 2026-07-28 first (the calling client's
+                    # capabilities per request: `envelope`); a remote one keeps 2025-11-25,
+                    # whose `list_changed` comes on the standalone stream.
+                    await negotiate(session, modern=self.server.is_stdio)
                     phase = "list"
+                    await self._subscribe(stack, session)  # before the listing
                     self.tools = await list_all_tools(session, bounds)
                     self.definitions = [definition(tool) for tool in self.tools]
                     self.digests = {item["name"]: digest(item) for item in self.definitions}
@@ -304,6 +329,28 @@ class Connection:
         if self._relisting is None:
             self._relisting = anyio.Event()
 
+    async def _subscribe(
+        self, stack: AsyncExitStack, session: ClientSession
+    ) -> Subscription | None:
+        """On 2026-07-28 a server announces a change only on a `subscriptions/listen`
+        stream that asked for it: one for the connection's life, acknowledged before the
+        first listing (so no change is missed), when the server's tools say they change.
+        The announcement itself is read off the stream by `notifications`, in order, as a
+        2025-11-25 server's is (so a call answers after the listing it caused). None: no
+        such stream (2025-11-25 announces on the session itself)."""
+        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        tools = session.server_capabilities.tools if session.server_capabilities else None
+        if tools is None or not tools.list_changed:
+            return None
+        try:
+            return await stack.enter_async_context(listen(session, tools_list_changed=True))
+        except Exception as exc:  # the server's tools are listed; changes are not heard
+            logger.warning(
+                "[%s] listening for changes refused: %s", self.label, self._redact(repr(exc))
+            )
+            return None
+
     async def _relist_forever(self, session: ClientSession, bounds: DiscoveryBounds) -> None:
         """List again after each `list_changed`; those that come during a listing make one
         more listing, not one each."""
@@ -374,9 +421,15 @@ class Connection:
         progress_callback: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
         on_log: LogForward | None = None,
-    ) -> types.CallToolResult:
+        capabilities: Mapping[str, Any] | None = None,
+        input_responses: types.InputResponses | None = None,
+        request_state: str | None = None,
+    ) -> CallAnswer:
         """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
-        `on_log`: where this call's log messages go (its client), None for nowhere."""
+        `on_log`: where this call's log messages go (its client), None for nowhere;
+        `capabilities`: what the calling client declared that a 2026-07-28 server is told
+        (`envelope.relayed`); `input_responses` and `request_state`: a 2026-07-28 retry's,
+        the server's own state. The answer may be the server's input-required result."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -407,23 +460,23 @@ class Connection:
             ):
                 request = types.CallToolRequest(
                     params=types.CallToolRequestParams(
-                        name=name, arguments=arguments, _meta=passed_on_meta(meta)
+                        name=name,
+                        arguments=arguments,
+                        _meta=passed_on_meta(meta),
+                        input_responses=input_responses,
+                        request_state=request_state,
                     )
                 )
-                if logs is None or received is None or on_log is None:
-                    result = await session.send_request(
-                        request, types.CallToolResult, progress_callback=progress_callback
+                with calling_capabilities(capabilities):
+                    sent = session.send_request(
+                        request, _CALL_ANSWER, progress_callback=progress_callback
                     )
-                else:
-                    result = await _with_logs(
-                        session.send_request(
-                            request, types.CallToolResult, progress_callback=progress_callback
-                        ),
-                        logs,
-                        received,
-                        on_log,
-                    )
-                span.finished(result)
+                    if logs is None or received is None or on_log is None:
+                        result = await sent
+                    else:
+                        result = await _with_logs(sent, logs, received, on_log)
+                if isinstance(result, types.CallToolResult):
+                    span.finished(result)
             if deadline.cancelled_caught:
                 raise self._call_failure(
                     f"timed out after {timeout:g}s",
@@ -454,6 +507,9 @@ class Connection:
             self.in_flight -= 1
             self.last_used = time.monotonic()
         self.health.succeeded()
+        result = own_meta(result)
+        if isinstance(result, types.InputRequiredResult):
+            return result
         size = result_size(result)
         if size > self.max_result_bytes:
             raise failures.DownstreamFailure(
@@ -529,15 +585,15 @@ class Connection:
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
-        return result
+        return own_meta(result)
 
 
 async def _with_logs(
-    call: Awaitable[types.CallToolResult],
+    call: Awaitable[CallAnswer],
     logs: MemoryObjectSendStream[types.LoggingMessageNotificationParams],
     received: MemoryObjectReceiveStream[types.LoggingMessageNotificationParams],
     on_log: LogForward,
-) -> types.CallToolResult:
+) -> CallAnswer:
     """The call's result, once every log message the server sent before it is forwarded
     (they were read before the result: the stream is read in order)."""
 
@@ -549,7 +605,7 @@ async def _with_logs(
                 except Exception:  # the client went away: its call ends as it would
                     logger.debug("a log message could not be forwarded", exc_info=True)
 
-    result: types.CallToolResult | None = None
+    result: CallAnswer | None = None
     failure: Exception | None = None
     async with anyio.create_task_group() as forwarding:
         forwarding.start_soon(forward)

@@ -21,7 +21,8 @@ from mcp_types import LOG_LEVEL_META_KEY, ElicitRequestURLParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway import __version__
-from mcp_gateway.downstream.connection import LogForward
+from mcp_gateway.downstream.connection import CallAnswer, LogForward
+from mcp_gateway.downstream.envelope import relayed
 from mcp_gateway.front import instructions
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.request_naming import request_middlewares
@@ -83,6 +84,23 @@ def log_forwarder(ctx: ServerRequestContext[Any, Any]) -> LogForward | None:
     return forward
 
 
+def relay_input(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, call: ToolCall
+) -> None:
+    """What a server asking the client for input needs of this call: a 2026-07-28 client's
+    declared elicitation, sampling and roots (the server is told those, no more), and a
+    retry's answers and state. A 2025-11-25 client is declared to have none: a server
+    asking it for input gets the answer it gives a client that declared nothing."""
+    if not modern(ctx):
+        return
+    declared = ctx.session.client_capabilities
+    if declared is not None:
+        wire = declared.model_dump(by_alias=True, mode="json", exclude_none=True)
+        call.capabilities = relayed(wire)
+    call.input_responses = params.input_responses
+    call.request_state = params.request_state
+
+
 def modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     """Whether the caller speaks 2026-07-28 (or later)."""
     return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -119,7 +137,7 @@ def build_server(
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> CallAnswer:
         try:
             return await meta_tool(ctx, params)
         except StoreUnavailable as exc:  # the short reason and its incident, as JSON-RPC's
@@ -127,7 +145,7 @@ def build_server(
 
     async def meta_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> CallAnswer:
         state = _state(ctx)
         started = time.perf_counter()
         if params.name == "open_toolbox":
@@ -143,6 +161,7 @@ def build_server(
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
             call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
+            relay_input(ctx, params, call)
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):
@@ -154,6 +173,7 @@ def build_server(
                 return error_result(errors.cancelled())
             assert outcome.result is not None
             if state.url_elicitation and outcome.error_code in errors.ELICITED_URLS:
+                assert isinstance(outcome.result, types.CallToolResult)
                 raise url_elicitation(outcome.result)
             return outcome.result
         return error_result(

@@ -24,12 +24,18 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway import __version__
+from mcp_gateway.downstream.connection import CallAnswer
 from mcp_gateway.front.asgi import REFUSED
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
-from mcp_gateway.front.server import log_forwarder, progress_forwarder, url_elicitation
+from mcp_gateway.front.server import (
+    log_forwarder,
+    progress_forwarder,
+    relay_input,
+    url_elicitation,
+)
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -154,7 +160,7 @@ def build_toolbox_server(
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> CallAnswer:
         try:
             return await use_tool(ctx, params)
         except StoreUnavailable as exc:  # as the main endpoint's: JSON-RPC's, with incident
@@ -162,7 +168,7 @@ def build_toolbox_server(
 
     async def use_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> CallAnswer:
         state = _state(ctx)
         caller, toolbox = _toolbox(ctx)
         started = time.perf_counter()
@@ -188,6 +194,7 @@ def build_toolbox_server(
             return refused.result
         call = ToolCall.of(caller, arguments)
         call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
+        relay_input(ctx, params, call)
         outcome: Outcome | None = None
         try:
             with in_flight.track(state.owner, ctx.request_id):
@@ -198,6 +205,8 @@ def build_toolbox_server(
         if outcome is None:
             return error_result(errors.cancelled())
         assert outcome.result is not None
+        if not isinstance(outcome.result, types.CallToolResult):
+            return outcome.result  # the server asks the client for input first
         if outcome.server is not None and not outcome.error_code:
             await links.remember(caller.owner, toolbox.name, outcome.server.name, outcome.result)
         if state.url_elicitation and outcome.error_code in errors.ELICITED_URLS:

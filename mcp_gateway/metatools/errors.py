@@ -129,6 +129,20 @@ def approval_denied(tool: str, server: str, toolbox: str, decision: str) -> Gate
     return error
 
 
+def state_refused(tool: str, server: str, toolbox: str) -> GatewayError:
+    """A 2026-07-28 retry's `requestState` that is not the gateway's for this caller and
+    tool, or has expired (`metatools.input_state`): one text whatever the reason."""
+    return GatewayError(
+        ErrorCode.INVALID_PARAMETERS,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        "the request state is not valid for this call (altered, expired, or issued to "
+        "another caller or tool); call the tool again without it",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
 def connect_failure_line(server: str, toolbox: str, reason: str) -> str:
     return f"Failed to connect to server '{server}' in toolbox '{toolbox}': {reason}"
 

@@ -12,11 +12,12 @@ import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
+from kernel.approvals import arguments_digest
 from kernel.redaction import Redactor
-from mcp_gateway.downstream.connection import LogForward
+from mcp_gateway.downstream.connection import CallAnswer, LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
-from mcp_gateway.metatools import errors, policy, secret_guard
+from mcp_gateway.metatools import errors, input_state, policy, secret_guard
 from mcp_gateway.metatools.approvals import pass_held
 from mcp_gateway.metatools.connect import (
     SignInRequired,
@@ -50,6 +51,12 @@ class ToolCall:
     # and where the server's log messages during the call go (None: only the gateway's log).
     meta: Mapping[str, Any] | None = None
     on_log: LogForward | None = None
+    # Input a server may ask the client for (2026-07-28's input-required results): what
+    # the client declared that the server is told (`downstream.envelope.relayed`), and a
+    # retry's answers and the gateway's sealed state (`input_state`).
+    capabilities: Mapping[str, Any] | None = None
+    input_responses: types.InputResponses | None = None
+    request_state: str | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -58,7 +65,7 @@ class ToolCall:
         server = toolbox.server(named.server) if toolbox is not None and named.server else None
         return cls(caller, arguments, named, toolbox, server)
 
-    def outcome(self, result: types.CallToolResult | None) -> Outcome:
+    def outcome(self, result: CallAnswer | None) -> Outcome:
         """`result` None: the client cancelled the call."""
         return Outcome(
             result,
@@ -90,9 +97,7 @@ class ToolUser:
             return failed(error, call.named, call.toolbox, call.server, call.redactors)
         return call.outcome(result)
 
-    async def _call(
-        self, call: ToolCall, progress_callback: ProgressFnT | None
-    ) -> types.CallToolResult:
+    async def _call(self, call: ToolCall, progress_callback: ProgressFnT | None) -> CallAnswer:
         caller = call.caller
         args = parse_use_args(call.arguments)
         ref = args.tool
@@ -109,6 +114,13 @@ class ToolUser:
         if decided is not None and not decided.allowed:
             raise errors.tool_forbidden(ref.name, server.name, toolbox.name, decided.reason)
         call.decision = decided.reason if decided is not None and decided.rule else ""
+        bound = input_state.Bound(caller.owner, toolbox.name, server.name, ref.name)
+        opened = input_state.Opened(None)
+        if call.request_state is not None:  # a retry: the state must be this caller's
+            try:
+                opened = input_state.unseal(bound, call.request_state)
+            except input_state.StateRefused:
+                raise errors.state_refused(ref.name, server.name, toolbox.name) from None
         # Before any connection is made.
         wait = await self.limiter.wait_for(
             caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
@@ -140,11 +152,16 @@ class ToolUser:
             )
             if decided is not None and not decided.allowed:
                 raise errors.tool_forbidden(ref.name, server.name, toolbox.name, decided.reason)
+        approved = ""
         if decided is not None and decided.ask:  # last: an approval is used only to run
-            where = (toolbox.name, server.name, ref.name)
-            call.decision = await pass_held(
-                self.approvals, caller, where, args.arguments, decided, call.redactors
-            )
+            approved = arguments_digest(args.arguments)
+            if opened.approved != approved:  # not the retry of this very approved call
+                where = (toolbox.name, server.name, ref.name)
+                call.decision = await pass_held(
+                    self.approvals, caller, where, args.arguments, decided, call.redactors
+                )
+            else:
+                call.decision = "approved: the retry of an approved call"
         try:
             result = await conn.call_tool(
                 ref.name,
@@ -152,6 +169,9 @@ class ToolUser:
                 progress_callback=progress_callback,
                 meta=call.meta,
                 on_log=call.on_log,
+                capabilities=call.capabilities,
+                input_responses=call.input_responses,
+                request_state=opened.server_state,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in
@@ -166,6 +186,11 @@ class ToolUser:
             raise errors.downstream_failed(
                 code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
             ) from None
+        if isinstance(result, types.InputRequiredResult):  # the client answers, then retries
+            return types.InputRequiredResult(
+                input_requests=result.input_requests,
+                request_state=input_state.seal(bound, result.request_state, approved=approved),
+            )
         if caller.tenant.guard_secrets:  # before anything else sees the result
             if secret_guard.text_length(result) > secret_guard.IN_THREAD_CHARS:
                 result, found = await anyio.to_thread.run_sync(

@@ -24,14 +24,15 @@ class Named:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """`result`: what the client is answered (None: the client cancelled the call).
+    """`result`: what the client is answered (None: the client cancelled the call; an
+    input-required result: the server asked the client for input, 2026-07-28).
     `error_code` and `incident`: set when the result is the gateway's own error, not the
     downstream's (`recorded_as`: the call log's outcome when it says more than the code,
     `filtered`, `denied`). `toolbox` and `server`: what the configuration knows of the names (None:
     no such toolbox or server). `redactors`: those of the connections that served the
     call, which clean its captured payload."""
 
-    result: types.CallToolResult | None
+    result: types.CallToolResult | types.InputRequiredResult | None
     named: Named = Named()
     toolbox: ToolboxConfig | None = None
     server: ServerConfig | None = None

@@ -24,19 +24,23 @@ from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 OK = "ok"
 TOOL_ERROR = tracing.TOOL_ERROR
 CANCELLED = "cancelled"
+INPUT_REQUIRED = "input_required"  # the server asked the client for input (2026-07-28)
 RATE_LIMITED = "RATE_LIMITED"
 # Outcomes past the point where the downstream's own tool list named the tool.
 _TOOL_KNOWN = frozenset({OK, TOOL_ERROR, "TIMEOUT", "DOWNSTREAM_ERROR", CANCELLED})
 
 
 def outcome_label(outcome: Outcome) -> str:
-    """ok, tool_error (the downstream's isError), cancelled, or the gateway's error code
-    (or what it is recorded as: `filtered`, a TOOL_NOT_FOUND of the server's filter)."""
+    """ok, tool_error (the downstream's isError), input_required, cancelled, or the
+    gateway's error code (or what it is recorded as: `filtered`, a TOOL_NOT_FOUND of the
+    server's filter)."""
     if outcome.result is None:
         return CANCELLED
     if outcome.error_code:
         return outcome.recorded_as or outcome.error_code
-    return TOOL_ERROR if outcome.result.is_error else OK
+    if getattr(outcome.result, "result_type", None) == INPUT_REQUIRED:
+        return INPUT_REQUIRED
+    return TOOL_ERROR if getattr(outcome.result, "is_error", False) else OK
 
 
 @dataclass
@@ -85,7 +89,8 @@ class Recorder:
         m.searches.labels(tenant, label).inc()
         m.search_seconds.labels(tenant).observe(elapsed)
         if label == OK and outcome.result is not None:
-            found = len((outcome.result.structured_content or {}).get("tools", ()))
+            listed = getattr(outcome.result, "structured_content", None) or {}
+            found = len(listed.get("tools", ()))
             m.search_results.labels(tenant).observe(found)
             if not found:
                 m.search_empty.labels(tenant).inc()

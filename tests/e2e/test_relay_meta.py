@@ -1,8 +1,13 @@
 """`_meta` both ways through use_tool (issue 34): a tool definition's `icons`, `_meta` and
-`execution` reach open_toolbox's entries unchanged, and a client's request `_meta`
-(custom keys, trace context) reaches the server, without the gateway's progress token or
-the protocol's reserved keys; with tracing on, the gateway's span is the downstream
-request's parent. Both protocol generations."""
+`execution` reach open_toolbox's entries as the server offers them, and a client's request
+`_meta` (custom keys, trace context) reaches the server, without the gateway's progress
+token or the client's reserved keys (the server gets the gateway's own 2026-07-28
+envelope instead, with the calling client's capabilities); with tracing on, the gateway's
+span is the downstream request's parent. Both protocol generations.
+
+A stdio server is spoken to in 2026-07-28 where it speaks it, whose tool definitions have
+no `execution` (tasks became an extension): it reaches the client from a server spoken to
+in 2025-11-25 (the remote probe here)."""
 
 from __future__ import annotations
 
@@ -16,8 +21,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from mcp_gateway import __version__
 from tests.harness.live import LiveGateway, TenantSetup, add_relay_probe, running_gateway
 from tests.harness.results import INITIALIZE_PARAMS, payload, raw_rpc, text_of, use
+from tests.harness.servers import server_process
+from toolboxes.models import Server
 
 pytestmark = [pytest.mark.anyio]
 
@@ -28,10 +36,18 @@ DECORATED = {
     "icons": [
         {"src": "https://example.org/probe.png", "mimeType": "image/png", "sizes": ["48x48"]}
     ],
-    "execution": {"taskSupport": "optional"},
     "_meta": {"ui/resourceUri": "ui://probe/panel", "probe/version": 3},
     "server": "probe",
     "toolbox": "dev",
+}
+WITH_EXECUTION = {**DECORATED, "execution": {"taskSupport": "optional"}}
+# The envelope a 2026-07-28 server gets from the gateway, the calling client's capabilities
+# (here: none declared) in it.
+ENVELOPE = {
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "workbench-gateway", "version": __version__},
+    "io.modelcontextprotocol/logLevel": "debug",
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
 }
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 TRACEPARENT = f"00-{TRACE_ID}-b7ad6b7169203331-01"
@@ -43,6 +59,20 @@ def probe(make_setup) -> TenantSetup:
     setup = make_setup()
     add_relay_probe(setup.toolbox("dev"))
     return setup
+
+
+@pytest.fixture
+def remote_probe(make_setup) -> Iterator[TenantSetup]:
+    """The probe as a remote server, spoken to in 2025-11-25."""
+    with server_process("relay_probe.py") as port:
+        setup = make_setup()
+        Server.objects.create(
+            toolbox=setup.toolbox("dev"),
+            name="probe",
+            transport="streamable-http",
+            url=f"http://127.0.0.1:{port}/mcp",
+        )
+        yield setup
 
 
 def decorated(data: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +90,12 @@ async def test_icons_meta_and_execution_reach_a_2026_client(live_gateway, probe)
     async with live_gateway.client(probe.key) as client:
         listed = payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
     assert decorated(listed) == DECORATED
+
+
+async def test_execution_reaches_the_client_from_a_2025_server(live_gateway, remote_probe):
+    async with live_gateway.client(remote_probe.key) as client:
+        listed = payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+    assert decorated(listed) == WITH_EXECUTION
 
 
 def received(result: Any) -> dict[str, Any]:
@@ -110,7 +146,7 @@ async def test_the_request_meta_reaches_the_server(live_gateway, probe):
     assert traceparent.split("-")[1] == TRACE_ID
     tracestate = meta.pop("tracestate")
     assert traceparent == TRACEPARENT or tracestate == "acme=1"
-    assert meta == {}
+    assert meta == ENVELOPE
 
 
 async def test_the_gateways_progress_token_replaces_the_clients(live_gateway, probe):
@@ -128,8 +164,8 @@ async def test_the_gateways_progress_token_replaces_the_clients(live_gateway, pr
     # gateway's token instead (an int its SDK chose), never the client's (a string here).
     assert isinstance(meta.pop("progressToken"), int)
     assert meta.pop("acme/request") == {"ticket": 42}
-    assert set(meta) <= {"traceparent", "tracestate"}  # a trace context, if any
-    assert set(received(without)) <= {"traceparent", "tracestate"}
+    assert set(meta) - set(ENVELOPE) <= {"traceparent", "tracestate"}  # a trace context
+    assert set(received(without)) - set(ENVELOPE) <= {"traceparent", "tracestate"}
 
 
 async def test_the_request_meta_of_a_2026_client_reaches_the_server(live_gateway, probe):
@@ -144,6 +180,7 @@ async def test_the_request_meta_of_a_2026_client_reaches_the_server(live_gateway
     # client's own, in a process that records spans.)
     assert meta.pop("acme/request") == {"ticket": 42}
     assert len(meta.pop("traceparent").split("-")) == 4
+    assert {key: meta.pop(key) for key in ENVELOPE} == ENVELOPE
     assert set(meta) <= {"tracestate"}
 
 

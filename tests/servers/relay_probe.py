@@ -14,10 +14,19 @@ Tools:
 - `log`: sends one `notifications/message` per level of `levels` (default debug, info,
   warning, error; data `"<level> message"`, logger `probe`), then answers `logged`;
 - `add_tool`: adds the tool `added` (which answers `added here`) and announces it with
-  `notifications/tools/list_changed`, then answers `added`;
+  `notifications/tools/list_changed` (on 2026-07-28, to the `subscriptions/listen`
+  streams that asked for it), then answers `added`;
 - `flood`: sends `count` `notifications/message` (written straight to stdout, as fast as
   the pipe takes them), then answers `flooded <count>`;
-- `wait`: sleeps `seconds` (default 30), then answers `waited`.
+- `wait`: sleeps `seconds` (default 30), then answers `waited`;
+- `ask_form`, `ask_url`, `ask_sample`, `ask_roots`: ask the client for input (form and URL
+  elicitation, sampling, roots) the way the calling client's protocol revision says: on
+  2025-11-25 a request during the call (`elicitation/create`, ...), on 2026-07-28 an
+  input-required result (`inputRequests` under the key `ask`, `requestState`
+  `probe-state`), answered by the retry. The answer: `answered <json>` (the client's
+  answer as JSON). A client that did not declare the capability gets -32021
+  (`Client did not declare the <capability> capability`); a retry whose `requestState`
+  is not the probe's gets -32602 `requestState lost`.
 """
 
 from __future__ import annotations
@@ -32,7 +41,11 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 OBJECT: dict[str, Any] = {"type": "object"}
 LEVELS = ["debug", "info", "warning", "error"]
@@ -66,7 +79,63 @@ TOOLS = [
     _tool("add_tool", "Add the tool `added` and announce it with tools/list_changed"),
     _tool("flood", "Send `count` log messages as fast as possible, then answer"),
     _tool("wait", "Sleep `seconds`, then answer"),
+    _tool("ask_form", "Ask the client to fill in a form (elicitation), then answer"),
+    _tool("ask_url", "Ask the client to open a URL (URL elicitation), then answer"),
+    _tool("ask_sample", "Ask the client's model for a message (sampling), then answer"),
+    _tool("ask_roots", "Ask the client for its roots, then answer"),
 ]
+PROBE_STATE = "probe-state"
+FORM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+# What each `ask_*` tool asks: the request, and the capability the client must declare.
+ASKS: dict[str, tuple[types.InputRequest, types.ClientCapabilities, str]] = {
+    "ask_form": (
+        types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message="Your name?", requested_schema=FORM_SCHEMA)
+        ),
+        types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+        "form elicitation",
+    ),
+    "ask_url": (
+        types.ElicitRequest(
+            params=types.ElicitRequestURLParams(
+                message="Sign in to the probe",
+                url="https://example.org/probe/sign-in",
+                elicitation_id="probe-sign-in",
+            )
+        ),
+        types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+        "URL elicitation",
+    ),
+    "ask_sample": (
+        types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(
+                messages=[
+                    types.SamplingMessage(
+                        role="user", content=types.TextContent(type="text", text="Say hi")
+                    )
+                ],
+                max_tokens=10,
+            )
+        ),
+        types.ClientCapabilities(sampling=types.SamplingCapability()),
+        "sampling",
+    ),
+    "ask_roots": (
+        types.ListRootsRequest(),
+        types.ClientCapabilities(roots=types.RootsCapability()),
+        "roots",
+    ),
+}
+ANSWER_TYPES: dict[str, type[types.Result]] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
+
 ADDED = _tool("added", "A tool added at run time")
 
 
@@ -76,6 +145,7 @@ def text(value: str) -> types.CallToolResult:
 
 def build(wire: BinaryIO | None) -> Server[Any]:
     added = False
+    changes = InMemorySubscriptionBus()  # 2026-07-28's listen streams
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -84,7 +154,7 @@ def build(wire: BinaryIO | None) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         nonlocal added
         arguments = params.arguments or {}
         if params.name == "decorated":
@@ -108,7 +178,10 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             return text("logged")
         if params.name == "add_tool":
             added = True
-            await ctx.session.send_notification(types.ToolListChangedNotification())
+            if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await changes.publish(ToolsListChanged())
+            else:
+                await ctx.session.send_notification(types.ToolListChangedNotification())
             return text("added")
         if params.name == "added" and added:
             return text("added here")
@@ -135,9 +208,42 @@ def build(wire: BinaryIO | None) -> Server[Any]:
         if params.name == "wait":
             await anyio.sleep(float(arguments.get("seconds", 30)))
             return text("waited")
+        if params.name in ASKS:
+            return await ask(ctx, params, *ASKS[params.name])
         raise MCPError(types.METHOD_NOT_FOUND, f"Unknown tool: {params.name}")
 
-    return Server("relay-probe", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "relay-probe",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(changes),
+    )
+
+
+async def ask(
+    ctx: ServerRequestContext[Any, Any],
+    params: types.CallToolRequestParams,
+    request: types.InputRequest,
+    capability: types.ClientCapabilities,
+    named: str,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """One question to the client, on the client's protocol revision."""
+    if params.input_responses is not None:  # 2026-07-28's retry
+        if params.request_state != PROBE_STATE:
+            raise MCPError(types.INVALID_PARAMS, "requestState lost")
+        answer = params.input_responses["ask"]
+        return text("answered " + answer.model_dump_json(by_alias=True, exclude_none=True))
+    if not ctx.session.check_client_capability(capability):
+        raise MCPError(REFUSAL_CODE, f"Client did not declare the {named} capability")
+    if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return types.InputRequiredResult(input_requests={"ask": request}, request_state=PROBE_STATE)
+    answer_type = ANSWER_TYPES[request.method]
+    answer = await ctx.session.send_request(
+        request,  # type: ignore[arg-type]
+        answer_type,
+        metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+    )
+    return text("answered " + answer.model_dump_json(by_alias=True, exclude_none=True))
 
 
 async def flood(out: BinaryIO, line: str, count: int) -> None:
