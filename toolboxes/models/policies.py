@@ -9,6 +9,8 @@ ask it); `as_rule` is what it reads of a row.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -32,6 +34,8 @@ NEEDS = {
 }
 NOT_FOR_KIND = "Leave this empty: the rule is for {kind}."
 SUBJECT_FIELDS = ("role", "group", "person", "api_key")
+TERMS_NEED_ASK = "Only an ask rule has approval terms: choose the effect ask, or leave this empty."
+APPROVERS_NOT_MEMBERS = "Approvers must be members of this tenant: {names}."
 
 
 class Effect(models.TextChoices):
@@ -212,6 +216,11 @@ class ToolPolicy(models.Model):
                     add(name, needed[1])
             elif value:
                 add(name, NOT_FOR_KIND.format(kind=kind))
+        if self.effect != tool_policy.ASK:
+            if self.approval_minutes != approvals.DEFAULT_MINUTES:
+                add("approval_minutes", TERMS_NEED_ASK)
+            if self.self_approval:
+                add("self_approval", TERMS_NEED_ASK)
         if not errors and self.tenant_id is not None and self._duplicates().exists():
             raise ValidationError(DUPLICATE)
         if errors:
@@ -229,6 +238,23 @@ class ToolPolicy(models.Model):
             person_id=self.person_id,
             api_key_id=self.api_key_id,
         ).exclude(pk=self.pk)
+
+
+def approvers_problem(tenant: Tenant, effect: str, people: list[Any]) -> str | None:
+    """What is wrong with a rule's named approvers (None: nothing): the admin's form, the
+    API and the configuration document ask it before setting them (a many-to-many the
+    model's `clean` cannot see)."""
+    if not people:
+        return None
+    if effect != tool_policy.ASK:
+        return TERMS_NEED_ASK
+    members = set(
+        tenant.memberships.filter(user__in=[person.pk for person in people]).values_list(
+            "user_id", flat=True
+        )
+    )
+    strangers = sorted(person.get_username() for person in people if person.pk not in members)
+    return APPROVERS_NOT_MEMBERS.format(names=", ".join(strangers)) if strangers else None
 
 
 class PolicyDefaults(models.Model):
