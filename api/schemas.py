@@ -14,6 +14,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from accounts.models import ApiToken
+from kernel import approvals
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox, ToolPolicy
 
 TransportName = Literal["stdio", "streamable-http", "sse"]
@@ -325,7 +326,7 @@ class WhoAmI(Schema):
 # Tool policies (api.routes.policies; the rules: toolboxes.models.policies)
 
 PolicySubject = Literal["everyone", "role", "group", "person", "key"]
-PolicyEffect = Literal["allow", "deny"]
+PolicyEffect = Literal["allow", "deny", "ask"]
 
 
 class PolicyOut(Schema):
@@ -339,6 +340,9 @@ class PolicyOut(Schema):
     person: str | None = Field(description="a member's username (subject person)")
     key: str | None = Field(description="an API key's prefix (subject key)")
     effect: PolicyEffect
+    approval_minutes: int = Field(description="ask: how long a held call waits for a person")
+    self_approval: bool = Field(description="ask: a member calling in person may approve it")
+    approvers: list[str] = Field(description="ask: members who may approve besides the admins")
     explained: str = Field(description="the rule as a decision names it")
 
     @staticmethod
@@ -355,6 +359,9 @@ class PolicyOut(Schema):
             person=rule.person.get_username() if rule.person_id else None,
             key=rule.api_key.prefix if rule.api_key_id else None,
             effect=rule.effect,
+            approval_minutes=rule.approval_minutes,
+            self_approval=rule.self_approval,
+            approvers=sorted(person.get_username() for person in rule.approvers.all()),
             explained=f"{read.scope_text()}, {read.subject_text()}: {rule.effect}",
         )
 
@@ -369,6 +376,19 @@ class PolicyIn(_In):
     person: str | None = Field(default=None, description="a member's username")
     key: str | None = Field(default=None, description="an API key's prefix")
     effect: PolicyEffect = "deny"
+    approval_minutes: int = Field(
+        default=approvals.DEFAULT_MINUTES,
+        ge=1,
+        le=approvals.MAX_MINUTES,
+        description="ask: how long a held call waits for a person's approval",
+    )
+    self_approval: bool = Field(
+        default=False, description="ask: a member calling in person may approve their own call"
+    )
+    approvers: list[str] = Field(
+        default_factory=list,
+        description="ask: usernames of members who may approve besides the tenant's admins",
+    )
 
 
 class PolicyPatch(_In):
@@ -383,12 +403,20 @@ class PolicyPatch(_In):
     person: str | None = None
     key: str | None = None
     effect: PolicyEffect | None = None
+    approval_minutes: int | None = Field(default=None, ge=1, le=approvals.MAX_MINUTES)
+    self_approval: bool | None = None
+    approvers: list[str] | None = None
 
 
 class PolicyDefaultsBody(_In):
     deny_destructive_to_keys: bool = Field(
         description="A tool its server marks destructive is refused to the tenant's API keys "
         "unless a rule for that tool allows it."
+    )
+    ask_destructive: bool = Field(
+        default=False,
+        description="Each call of a tool its server marks destructive waits for a person's "
+        "approval (a tenant admin's) unless a rule for that tool says otherwise.",
     )
     guard_secrets: bool = Field(
         default=False,
