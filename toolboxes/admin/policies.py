@@ -170,6 +170,29 @@ def _members(request: HttpRequest) -> Any:
     return users.distinct().order_by("username")
 
 
+class DefaultsForm(forms.ModelForm):
+    """The defaults, with the webhook's signing secret write-only: never shown, kept when
+    left empty."""
+
+    approval_webhook_secret = forms.CharField(
+        label="webhook signing secret",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Signs each POST (the Workbench-Signature header, HMAC-SHA256 of the "
+        "timestamp and the body); encrypted at rest, never shown again. Empty: the current "
+        "one is kept.",
+    )
+
+    class Meta:
+        model = PolicyDefaults
+        fields = "__all__"
+
+    def clean_approval_webhook_secret(self) -> str:
+        typed = self.cleaned_data.get("approval_webhook_secret") or ""
+        return typed or (self.instance.approval_webhook_secret if self.instance.pk else "")
+
+
 @admin.register(PolicyDefaults)
 class PolicyDefaultsAdmin(TenantScoped, admin.ModelAdmin):
     """The tenant's defaults, one row per tenant (none: every default off)."""
@@ -183,8 +206,31 @@ class PolicyDefaultsAdmin(TenantScoped, admin.ModelAdmin):
         "updated_at",
     ]
     list_select_related = ["tenant"]
-    fields = ["tenant", "deny_destructive_to_keys", "ask_destructive", "guard_secrets"]
+    fields = [
+        "tenant",
+        "deny_destructive_to_keys",
+        "ask_destructive",
+        "guard_secrets",
+        "approval_webhook_url",
+        "approval_webhook_secret",
+    ]
+    form = DefaultsForm
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        """A reader sees whether a signing secret is set, never the secret."""
+        fields = list(super().get_fields(request, obj))
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [
+                name if name != "approval_webhook_secret" else "webhook_secret" for name in fields
+            ]
+        return fields
+
+    @admin.display(description="webhook signing secret")
+    def webhook_secret(self, obj: PolicyDefaults) -> str:
+        return "set" if obj.approval_webhook_secret else "not set"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         readonly = super().get_readonly_fields(request, obj)
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [*readonly, *self.fields, "webhook_secret"]
         return [*readonly, "tenant"] if obj is not None else readonly

@@ -18,6 +18,7 @@ from django.db import models
 
 from kernel import approvals, tool_policy
 from kernel.roles import ROLES
+from toolboxes.fields import EncryptedStringField
 from toolboxes.models.tenants import ApiKey, Tenant, Toolbox
 
 DUPLICATE = "This tenant already has a rule for this scope and subject: change its effect instead."
@@ -36,6 +37,7 @@ NOT_FOR_KIND = "Leave this empty: the rule is for {kind}."
 SUBJECT_FIELDS = ("role", "group", "person", "api_key")
 TERMS_NEED_ASK = "Only an ask rule has approval terms: choose the effect ask, or leave this empty."
 APPROVERS_NOT_MEMBERS = "Approvers must be members of this tenant: {names}."
+WEBHOOK_NEEDS_SECRET = "A webhook needs its signing secret: the receiver checks each POST with it."
 
 
 class Effect(models.TextChoices):
@@ -276,6 +278,19 @@ class PolicyDefaults(models.Model):
         "waits for a person's approval (a tenant admin's; not the caller's own), unless a "
         "rule for that tool says otherwise.",
     )
+    approval_webhook_url = models.URLField(
+        "approval webhook",
+        max_length=500,
+        blank=True,
+        help_text="Told of each call waiting for an approval: a signed JSON POST (chat, "
+        "paging). Empty: approvers see the admin's queue only.",
+    )
+    approval_webhook_secret = EncryptedStringField(
+        "webhook signing secret",
+        blank=True,
+        help_text="Signs each POST (the Workbench-Signature header: HMAC-SHA256 of the "
+        "timestamp and the body); encrypted at rest, never shown again.",
+    )
     guard_secrets = models.BooleanField(
         "remove secrets from tool results",
         default=False,
@@ -291,6 +306,10 @@ class PolicyDefaults(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant.slug}: tool policy defaults"
+
+    def clean(self) -> None:
+        if self.approval_webhook_url and not self.approval_webhook_secret:
+            raise ValidationError({"approval_webhook_secret": WEBHOOK_NEEDS_SECRET})
 
     def as_defaults(self) -> tool_policy.Defaults:
         return tool_policy.Defaults(

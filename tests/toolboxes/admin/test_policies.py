@@ -243,3 +243,24 @@ def test_who_may_call_shows_who_approves(client, world):
         "approval required by: toolbox &#x27;prod&#x27;, tool &#x27;drop&#x27;, everyone "
         "(approvers: the tenant&#x27;s admins and vic)"
     ) in page
+
+
+def test_the_approval_webhook_and_its_write_only_secret(client, world):
+    client.force_login(world["ada"])
+    add = reverse("admin:toolboxes_policydefaults_add")
+    hook = {"tenant": world["acme"].pk, "approval_webhook_url": "https://hooks.example.org/x"}
+    page = client.post(add, hook).content.decode()
+    assert texts.WEBHOOK_NEEDS_SECRET.replace("'", "&#x27;") in page
+    assert client.post(add, {**hook, "approval_webhook_secret": "s3cret-hook"}).status_code == 302
+    defaults = PolicyDefaults.objects.get(tenant=world["acme"])
+    change = reverse("admin:toolboxes_policydefaults_change", args=[defaults.pk])
+    assert "s3cret-hook" not in client.get(change).content.decode()
+    kept = {**hook, "approval_webhook_url": "https://hooks.example.org/y"}
+    assert client.post(change, kept).status_code == 302
+    defaults.refresh_from_db()
+    assert defaults.approval_webhook_secret == "s3cret-hook"
+    assert defaults.approval_webhook_url == "https://hooks.example.org/y"
+    client.force_login(world["vic"])
+    shown = client.get(change).content.decode()
+    assert "s3cret-hook" not in shown and "Webhook signing secret" in shown
+    assert '<div class="readonly">set</div>' in shown
