@@ -170,9 +170,11 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
         keys: QuerySet[ApiKey] = ApiKey.objects.none()
         if chosen is not None:
             records = self.get_queryset(request).filter(tenant=chosen)
+            held = Approval.objects.filter(tenant=chosen)
             if chosen_key is not None:
                 records = records.filter(key=chosen_key)
-            stats = usage.summary(records, window)
+                held = held.filter(key=chosen_key)
+            stats = usage.summary(records, window, held=held)
             keys = ApiKey.objects.filter(tenant=chosen).order_by("prefix")
         about = f"{chosen}" + (f", key {chosen_key.prefix}" if chosen_key else "")
         return page(

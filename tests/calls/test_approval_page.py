@@ -242,3 +242,37 @@ def test_an_admin_decides_from_the_queue(world: dict[str, Any]) -> None:
     assert (
         "Approved delete_file (server &#x27;filesystem&#x27;, toolbox &#x27;dev&#x27;)" in history
     )
+
+
+def test_the_usage_page_counts_the_decisions(world: dict[str, Any]) -> None:
+    from calls.models import CallRecord
+
+    def logged(decision: str, outcome: str = "ok") -> None:
+        CallRecord.objects.create(
+            at=timezone.now(),
+            tenant=world["acme"],
+            meta_tool="use_tool",
+            toolbox="dev",
+            server="filesystem",
+            tool="delete_file",
+            duration_ms=1.0,
+            outcome=outcome,
+            decision=decision,
+        )
+
+    logged("allowed by: toolbox 'dev', role admin")
+    logged("allowed by: toolbox 'dev', role admin")
+    logged("denied by: toolbox 'dev', role viewer", "FORBIDDEN")
+    logged("")  # no rule applied: not a decision of a rule
+    for status in (approvals.APPROVED, approvals.USED, approvals.REFUSED, approvals.EXPIRED):
+        held(world["acme"], status=status)
+    held(world["acme"])
+    held(world["acme"], expires_at=timezone.now() - timedelta(seconds=1))
+    held(world["other"], status=approvals.REFUSED)
+    page = signed_in(world["ada"]).get(f"/admin/calls/callrecord/usage/?tenant={world['acme'].pk}")
+    text = " ".join(page.content.decode().split())
+    assert (
+        "Tool policies: <strong>2</strong> calls allowed by a rule, <strong>1</strong> denied, "
+        "<strong>6</strong> asked for a person's approval (2 approved, 1 refused, "
+        "2 expired, 1 waiting)."
+    ) in text
