@@ -27,6 +27,7 @@ from django.utils.safestring import mark_safe
 from calls import approvals as deciding
 from calls import usage
 from calls.models import Approval, CallRecord, PayloadCapture
+from calls.views import time_left
 from kernel import approvals
 from kernel.admin_kit.pages import list_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
@@ -248,7 +249,7 @@ class ApprovalAdmin(TenantScoped, admin.ModelAdmin):
         "tenant",
         "caller_label",
         "call",
-        "reason",
+        "left",
         "decision",
         "page_link",
     )
@@ -288,7 +289,12 @@ class ApprovalAdmin(TenantScoped, admin.ModelAdmin):
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         deciding.expire_due()  # the list says what is still pending now
-        return super().changelist_view(request, extra_context)
+        context = {"title": "Approvals: calls waiting for a person", **(extra_context or {})}
+        return super().changelist_view(request, context)
+
+    @admin.display(description="time left", ordering="expires_at")
+    def left(self, obj: Approval) -> str:
+        return time_left(obj) if obj.status == approvals.PENDING else ""
 
     def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
         return list(self.fields)

@@ -53,13 +53,21 @@ def time_left(approval: Approval) -> str:
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
+def _title(approval: Approval, refusal: str | None, shown: bool) -> str:
+    if not shown:
+        return "Not yours to decide"
+    if approval.status == approvals.PENDING and refusal is None:
+        return "Approve a call"
+    return "A held call"
+
+
 def _render(
     request: HttpRequest, approval: Approval, refusal: str | None, status: int = 200
 ) -> HttpResponse:
     shown = may_see(approval, request.user)
     context = {
         **admin.site.each_context(request),
-        "title": "Approve a call" if shown else "Not yours to decide",
+        "title": _title(approval, refusal, shown),
         "approval": approval if shown else None,
         "refusal": refusal,
         "pending": approval.status == approvals.PENDING,
