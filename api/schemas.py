@@ -1,8 +1,9 @@
 """The API's bodies: what it reads and what it answers (pydantic, via django-ninja).
 
-Secrets are write-only: a server's env and header values, its secret catalog parameters
-and its OAuth client's secret are accepted on input and answered only by name (or, for the
-client secret, whether one is stored).
+Secrets are write-only: a server's env and header values, its secret catalog parameters,
+its OAuth client's secret and a tenant's approval webhook's signing secret are accepted on
+input and answered only by name (or, for the client and signing secrets, whether one is
+stored).
 """
 
 from __future__ import annotations
@@ -424,3 +425,34 @@ class PolicyDefaultsBody(_In):
         "vendors' tokens, the server's own secret values) are replaced by a marker such as "
         "`[secret removed: AWS Access Key]` before the client gets it.",
     )
+    approval_webhook_url: str = Field(
+        default="",
+        max_length=500,
+        description="Told of each call waiting for an approval by a signed JSON POST (the "
+        "Workbench-Signature header). Empty: no webhook.",
+    )
+    approval_webhook_secret: str | None = Field(
+        default=None,
+        max_length=500,
+        description="The webhook's signing secret. Write-only. null (or left out): the "
+        "stored one is kept.",
+    )
+
+
+class PolicyDefaultsOut(Schema):
+    deny_destructive_to_keys: bool
+    ask_destructive: bool
+    guard_secrets: bool
+    approval_webhook_url: str
+    approval_webhook_secret_set: bool = Field(description="Whether a signing secret is stored.")
+
+    @staticmethod
+    def of(row: Any) -> PolicyDefaultsOut:
+        """A tenant's defaults (None: all off)."""
+        return PolicyDefaultsOut(
+            deny_destructive_to_keys=bool(row and row.deny_destructive_to_keys),
+            ask_destructive=bool(row and row.ask_destructive),
+            guard_secrets=bool(row and row.guard_secrets),
+            approval_webhook_url=row.approval_webhook_url if row else "",
+            approval_webhook_secret_set=bool(row and row.approval_webhook_secret),
+        )

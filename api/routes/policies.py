@@ -16,7 +16,7 @@ from api.history import ADDITION, CHANGE, DELETION, record
 from api.pages import Page, PageQuery, page
 from api.problems import invalid
 from api.routes.tenants import ERRORS, actor_of
-from api.schemas import PolicyDefaultsBody, PolicyIn, PolicyOut, PolicyPatch
+from api.schemas import PolicyDefaultsBody, PolicyDefaultsOut, PolicyIn, PolicyOut, PolicyPatch
 from toolboxes.models import PolicyDefaults, Tenant, ToolPolicy
 from toolboxes.models.policies import APPROVERS_NOT_MEMBERS, approvers_problem
 
@@ -178,40 +178,37 @@ def delete_policy(request: HttpRequest, slug: str, rule_id: int) -> HttpResponse
 
 @router.get(
     DEFAULTS,
-    response={200: PolicyDefaultsBody, **ERRORS},
+    response={200: PolicyDefaultsOut, **ERRORS},
     summary="Get the tool policy defaults",
-    description="The tenant's defaults from the tools' annotations, and its secrets guard "
-    "on tool results (all off until set).",
+    description="The tenant's defaults from the tools' annotations, its secrets guard on "
+    "tool results (all off until set) and its approval webhook (the signing secret only as "
+    "whether one is stored).",
 )
-def get_defaults(request: HttpRequest, slug: str) -> PolicyDefaultsBody:
+def get_defaults(request: HttpRequest, slug: str) -> PolicyDefaultsOut:
     tenant = actor_of(request).tenant(slug)
-    row = PolicyDefaults.objects.filter(tenant=tenant).first()
-    return PolicyDefaultsBody(
-        deny_destructive_to_keys=bool(row and row.deny_destructive_to_keys),
-        ask_destructive=bool(row and row.ask_destructive),
-        guard_secrets=bool(row and row.guard_secrets),
-    )
+    return PolicyDefaultsOut.of(PolicyDefaults.objects.filter(tenant=tenant).first())
 
 
 @router.put(
     DEFAULTS,
-    response={200: PolicyDefaultsBody, **ERRORS},
+    response={200: PolicyDefaultsOut, **ERRORS},
     summary="Set the tool policy defaults",
-    description="The tenant's admins (and operators); the next call of every client sees them.",
+    description="The tenant's admins (and operators); the next call of every client sees them. "
+    "A webhook URL needs its signing secret (a stored one is kept when it is null).",
 )
-def set_defaults(
-    request: HttpRequest, slug: str, payload: PolicyDefaultsBody
-) -> PolicyDefaultsBody:
+def set_defaults(request: HttpRequest, slug: str, payload: PolicyDefaultsBody) -> PolicyDefaultsOut:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
-    row, created = PolicyDefaults.objects.get_or_create(tenant=tenant)
-    row.deny_destructive_to_keys = payload.deny_destructive_to_keys
-    row.ask_destructive = payload.ask_destructive
-    row.guard_secrets = payload.guard_secrets
+    row = PolicyDefaults.objects.filter(tenant=tenant).first()
+    created = row is None
+    row = row or PolicyDefaults(tenant=tenant)
+    given = payload.model_dump(exclude={"approval_webhook_secret"})
+    for field, value in given.items():
+        setattr(row, field, value)
+    if payload.approval_webhook_secret is not None:
+        row.approval_webhook_secret = payload.approval_webhook_secret
+    row.full_clean()
     row.save()
-    record(actor, row, ADDITION if created else CHANGE, fields=payload.model_dump())
-    return PolicyDefaultsBody(
-        deny_destructive_to_keys=row.deny_destructive_to_keys,
-        ask_destructive=row.ask_destructive,
-        guard_secrets=row.guard_secrets,
-    )
+    changed = [*given, *(["approval_webhook_secret"] if payload.approval_webhook_secret else [])]
+    record(actor, row, ADDITION if created else CHANGE, fields=changed)
+    return PolicyDefaultsOut.of(row)
