@@ -276,3 +276,15 @@ def test_the_usage_page_counts_the_decisions(world: dict[str, Any]) -> None:
         "<strong>6</strong> asked for a person's approval (2 approved, 1 refused, "
         "2 expired, 1 waiting)."
     ) in text
+
+
+def test_a_decision_needs_the_pages_csrf_token(world: dict[str, Any]) -> None:
+    approval = held(world["acme"])
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(world["ada"])
+    assert client.post(page_of(approval), {"decision": "approve"}).status_code == 403
+    approval.refresh_from_db()
+    assert approval.status == approvals.PENDING
+    token = client.get(page_of(approval)).context["csrf_token"]
+    posted = client.post(page_of(approval), {"decision": "approve", "csrfmiddlewaretoken": token})
+    assert posted.status_code == 302
