@@ -13,7 +13,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from axes.helpers import get_client_ip_address
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, When
@@ -27,7 +26,7 @@ from django.utils.safestring import mark_safe
 from calls import approvals as deciding
 from calls import usage
 from calls.models import Approval, CallRecord, PayloadCapture
-from calls.views import time_left
+from calls.views import client_address, time_left
 from kernel import approvals
 from kernel.admin_kit.pages import list_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
@@ -359,7 +358,7 @@ class ApprovalAdmin(TenantScoped, admin.ModelAdmin):
     def _decide(self, request: HttpRequest, queryset: QuerySet[Any], approve: bool) -> None:
         """Each selected call through `decide` (its own rules, one row locked at a time);
         what was not decided is said with its reason."""
-        address = get_client_ip_address(request) or ""
+        address = client_address(request)
         done = 0
         for approval in queryset:
             decided = deciding.decide(approval.pk, request.user, approve, address)
