@@ -260,6 +260,7 @@ class ApprovalAdmin(TenantScoped, admin.ModelAdmin):
     fields = (
         "tenant",
         "caller_label",
+        "caller",
         "toolbox",
         "server",
         "tool",
@@ -269,6 +270,7 @@ class ApprovalAdmin(TenantScoped, admin.ModelAdmin):
         "created_at",
         "expires_at",
         "self_approval",
+        "approvers",
         "decided_by",
         "decided_at",
         "decided_from",

@@ -288,3 +288,13 @@ def test_a_decision_needs_the_pages_csrf_token(world: dict[str, Any]) -> None:
     token = client.get(page_of(approval)).context["csrf_token"]
     posted = client.post(page_of(approval), {"decision": "approve", "csrfmiddlewaretoken": token})
     assert posted.status_code == 302
+
+
+def test_the_queues_object_page_is_read_only_and_links_the_approval_page(
+    world: dict[str, Any],
+) -> None:
+    approval = held(world["acme"], world["cal"])
+    approval.approvers.add(world["bob"])
+    page = signed_in(world["ada"]).get(f"{QUEUE}{approval.pk}/change/").content.decode()
+    assert f'href="{page_of(approval)}" id="approval-page-link">Approve or refuse' in page
+    assert 'name="_save"' not in page and "bob" in page and "/srv/prod.db" in page
