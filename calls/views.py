@@ -29,7 +29,7 @@ TEMPLATE = "calls/approval.html"
 DECISIONS = {"approve": True, "refuse": False}
 DONE = {
     True: "You approved this call: the caller may now call it again, once.",
-    False: ("You refused this call: the caller is told it was not approved."),
+    False: "You refused this call: the caller is told it was not approved.",
 }
 BAD_DECISION = "Choose Approve or Refuse."
 
