@@ -1,8 +1,9 @@
 """The API's bodies: what it reads and what it answers (pydantic, via django-ninja).
 
-Secrets are write-only: a server's env and header values, its secret catalog parameters
-and its OAuth client's secret are accepted on input and answered only by name (or, for the
-client secret, whether one is stored).
+Secrets are write-only: a server's env and header values, its secret catalog parameters,
+its OAuth client's secret and a tenant's approval webhook's signing secret are accepted on
+input and answered only by name (or, for the client and signing secrets, whether one is
+stored).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from accounts.models import ApiToken
+from kernel import approvals
 from toolboxes.models import ApiKey, Server, Tenant, Toolbox, ToolPolicy
 
 TransportName = Literal["stdio", "streamable-http", "sse"]
@@ -325,7 +327,7 @@ class WhoAmI(Schema):
 # Tool policies (api.routes.policies; the rules: toolboxes.models.policies)
 
 PolicySubject = Literal["everyone", "role", "group", "person", "key"]
-PolicyEffect = Literal["allow", "deny"]
+PolicyEffect = Literal["allow", "deny", "ask"]
 
 
 class PolicyOut(Schema):
@@ -339,6 +341,9 @@ class PolicyOut(Schema):
     person: str | None = Field(description="a member's username (subject person)")
     key: str | None = Field(description="an API key's prefix (subject key)")
     effect: PolicyEffect
+    approval_minutes: int = Field(description="ask: how long a held call waits for a person")
+    self_approval: bool = Field(description="ask: a member calling in person may approve it")
+    approvers: list[str] = Field(description="ask: members who may approve besides the admins")
     explained: str = Field(description="the rule as a decision names it")
 
     @staticmethod
@@ -355,6 +360,9 @@ class PolicyOut(Schema):
             person=rule.person.get_username() if rule.person_id else None,
             key=rule.api_key.prefix if rule.api_key_id else None,
             effect=rule.effect,
+            approval_minutes=rule.approval_minutes,
+            self_approval=rule.self_approval,
+            approvers=sorted(person.get_username() for person in rule.approvers.all()),
             explained=f"{read.scope_text()}, {read.subject_text()}: {rule.effect}",
         )
 
@@ -369,6 +377,19 @@ class PolicyIn(_In):
     person: str | None = Field(default=None, description="a member's username")
     key: str | None = Field(default=None, description="an API key's prefix")
     effect: PolicyEffect = "deny"
+    approval_minutes: int = Field(
+        default=approvals.DEFAULT_MINUTES,
+        ge=1,
+        le=approvals.MAX_MINUTES,
+        description="ask: how long a held call waits for a person's approval",
+    )
+    self_approval: bool = Field(
+        default=False, description="ask: a member calling in person may approve their own call"
+    )
+    approvers: list[str] = Field(
+        default_factory=list,
+        description="ask: usernames of members who may approve besides the tenant's admins",
+    )
 
 
 class PolicyPatch(_In):
@@ -383,6 +404,9 @@ class PolicyPatch(_In):
     person: str | None = None
     key: str | None = None
     effect: PolicyEffect | None = None
+    approval_minutes: int | None = Field(default=None, ge=1, le=approvals.MAX_MINUTES)
+    self_approval: bool | None = None
+    approvers: list[str] | None = None
 
 
 class PolicyDefaultsBody(_In):
@@ -390,9 +414,45 @@ class PolicyDefaultsBody(_In):
         description="A tool its server marks destructive is refused to the tenant's API keys "
         "unless a rule for that tool allows it."
     )
+    ask_destructive: bool = Field(
+        default=False,
+        description="Each call of a tool its server marks destructive waits for a person's "
+        "approval (a tenant admin's) unless a rule for that tool says otherwise.",
+    )
     guard_secrets: bool = Field(
         default=False,
         description="Credentials found in a tool's result (private keys, cloud provider keys, "
         "vendors' tokens, the server's own secret values) are replaced by a marker such as "
         "`[secret removed: AWS Access Key]` before the client gets it.",
     )
+    approval_webhook_url: str = Field(
+        default="",
+        max_length=500,
+        description="Told of each call waiting for an approval by a signed JSON POST (the "
+        "Workbench-Signature header). Empty: no webhook.",
+    )
+    approval_webhook_secret: str | None = Field(
+        default=None,
+        max_length=500,
+        description="The webhook's signing secret. Write-only. null (or left out): the "
+        "stored one is kept.",
+    )
+
+
+class PolicyDefaultsOut(Schema):
+    deny_destructive_to_keys: bool
+    ask_destructive: bool
+    guard_secrets: bool
+    approval_webhook_url: str
+    approval_webhook_secret_set: bool = Field(description="Whether a signing secret is stored.")
+
+    @staticmethod
+    def of(row: Any) -> PolicyDefaultsOut:
+        """A tenant's defaults (None: all off)."""
+        return PolicyDefaultsOut(
+            deny_destructive_to_keys=bool(row and row.deny_destructive_to_keys),
+            ask_destructive=bool(row and row.ask_destructive),
+            guard_secrets=bool(row and row.guard_secrets),
+            approval_webhook_url=row.approval_webhook_url if row else "",
+            approval_webhook_secret_set=bool(row and row.approval_webhook_secret),
+        )

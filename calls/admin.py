@@ -13,9 +13,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, When
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, reverse
 from django.utils import timezone
@@ -23,11 +23,14 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
+from calls import approvals as deciding
 from calls import usage
-from calls.models import CallRecord, PayloadCapture
+from calls.models import Approval, CallRecord, PayloadCapture
+from calls.views import client_address, time_left
+from kernel import approvals
 from kernel.admin_kit.pages import list_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
-from kernel.roles import is_operator, tenant_ids
+from kernel.roles import ADMIN, is_operator, tenant_ids
 from toolboxes.models import ApiKey, Tenant
 
 OPEN_TOOLBOX = "open_toolbox"
@@ -167,9 +170,11 @@ class CallRecordAdmin(TenantScoped, admin.ModelAdmin):
         keys: QuerySet[ApiKey] = ApiKey.objects.none()
         if chosen is not None:
             records = self.get_queryset(request).filter(tenant=chosen)
+            held = Approval.objects.filter(tenant=chosen)
             if chosen_key is not None:
                 records = records.filter(key=chosen_key)
-            stats = usage.summary(records, window)
+                held = held.filter(key=chosen_key)
+            stats = usage.summary(records, window, held=held)
             keys = ApiKey.objects.filter(tenant=chosen).order_by("prefix")
         about = f"{chosen}" + (f", key {chosen_key.prefix}" if chosen_key else "")
         return page(
@@ -227,3 +232,147 @@ class PayloadCaptureAdmin(TenantScoped, admin.ModelAdmin):
     tenant_path = "tenant"
     members_may = frozenset()
     list_display = ("tenant", "enabled")
+
+
+@admin.register(Approval)
+class ApprovalAdmin(TenantScoped, admin.ModelAdmin):
+    """The approvals' queue: read-only rows; viewers see them, the tenant's admins (and
+    named approvers, on the approval page) decide them."""
+
+    tenant_path = "tenant"
+    members_may = frozenset()  # nobody edits a held call: a person decides it
+    change_form_template = "admin/calls/approval/change_form.html"
+    list_display = (
+        "asked",
+        "status_shown",
+        "tenant",
+        "caller_label",
+        "call",
+        "left",
+        "decision",
+        "page_link",
+    )
+    list_display_links = ("asked",)
+    list_filter = ("status", "tenant", ("created_at", admin.DateFieldListFilter))
+    search_fields = ("tool", "server", "toolbox", "caller_label", "=public_id")
+    list_select_related = ("tenant", "decided_by")
+    actions = ("approve_selected", "refuse_selected")
+    fields = (
+        "tenant",
+        "caller_label",
+        "caller",
+        "toolbox",
+        "server",
+        "tool",
+        "arguments_shown",
+        "reason",
+        "status",
+        "created_at",
+        "expires_at",
+        "self_approval",
+        "approvers",
+        "decided_by",
+        "decided_at",
+        "decided_from",
+        "used_at",
+        "arguments_digest",
+    )
+
+    class Media:
+        css = {"all": ["calls/call_log.css"]}
+
+    def get_ordering(self, request: HttpRequest) -> list[Any]:
+        """Pending first, then the newest."""
+        waiting = Case(
+            When(status=approvals.PENDING, then=0), default=1, output_field=IntegerField()
+        )
+        return [waiting.asc(), "-created_at"]
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        deciding.expire_due()  # the list says what is still pending now
+        context = {"title": "Approvals: calls waiting for a person", **(extra_context or {})}
+        return super().changelist_view(request, context)
+
+    @admin.display(description="time left", ordering="expires_at")
+    def left(self, obj: Approval) -> str:
+        return time_left(obj) if obj.status == approvals.PENDING else ""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
+        return list(self.fields)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        """The decisions for operators and tenants' admins (viewers read the queue)."""
+        if not (is_operator(request.user) or tenant_ids(request.user, (ADMIN,))):
+            return {}
+        return super().get_actions(request)
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    @admin.display(description="asked", ordering="created_at")
+    def asked(self, obj: Approval) -> str:
+        return when(obj.created_at)
+
+    @admin.display(description="status", ordering="status")
+    def status_shown(self, obj: Approval) -> str:
+        return format_html(
+            '<span class="wb-approval-{}">{}</span>', obj.status, obj.get_status_display()
+        )
+
+    @admin.display(description="call")
+    def call(self, obj: Approval) -> str:
+        parts = (obj.toolbox, obj.server, obj.tool)
+        return format_html_join(mark_safe("/<wbr>"), "{}", ((part,) for part in parts))
+
+    @admin.display(description="decided")
+    def decision(self, obj: Approval) -> str:
+        if obj.decided_by is None:
+            return ""
+        address = obj.decided_from or "an unknown address"
+        return f"{obj.decided_by.get_username()}, {when(obj.decided_at)}, from {address}"
+
+    @admin.display(description="")
+    def page_link(self, obj: Approval) -> str:
+        verb = "Decide" if obj.status == approvals.PENDING else "Open"
+        return format_html('<a class="button wb-decide" href="{}">{}</a>', approval_url(obj), verb)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        obj = self.get_object(request, object_id)
+        context = {**(extra_context or {}), "approval_url": approval_url(obj)}
+        return super().change_view(request, object_id, form_url, context)
+
+    @admin.action(description="Approve the selected calls")
+    def approve_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self._decide(request, queryset, approve=True)
+
+    @admin.action(description="Refuse the selected calls")
+    def refuse_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self._decide(request, queryset, approve=False)
+
+    def _decide(self, request: HttpRequest, queryset: QuerySet[Any], approve: bool) -> None:
+        """Each selected call through `decide` (its own rules, one row locked at a time);
+        what was not decided is said with its reason."""
+        address = client_address(request)
+        done = 0
+        for approval in queryset:
+            decided = deciding.decide(approval.pk, request.user, approve, address)
+            if decided.refused_because is None:
+                done += 1
+            else:
+                messages.warning(request, f"{approval}: {decided.refused_because}")
+        if done:
+            verb = "Approved" if approve else "Refused"
+            messages.success(request, f"{verb} {done} call{'s' if done != 1 else ''}.")
+
+
+def approval_url(approval: Approval) -> str:
+    """The approval page of a held call (this site's path)."""
+    return reverse("approval", args=[approval.public_id])

@@ -2,16 +2,19 @@
 
 The approval page and the admin's queue decide through `decide`, under the rules of
 `kernel.approvals` (who may), with the row locked so that two people deciding at once, or
-a decision racing the call's own expiry, leave one answer. The gateway creates, finds and
-uses approvals through its database door.
+a decision racing the call's own expiry, leave one answer. Each decision is written to the
+approval's admin history (Django's LogEntry: who, what, when, from where), the audit trail
+the queue shows. The gateway creates, finds and uses approvals through its database door.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from calls.models import Approval
@@ -65,4 +68,36 @@ def decide(approval_id: int, user: AbstractBaseUser, approve: bool, address: str
         approval.decided_at = timezone.now()
         approval.decided_from = address[:100]
         approval.save(update_fields=["status", "decided_by", "decided_at", "decided_from"])
+        LogEntry.objects.log_actions(
+            user.pk, [approval], CHANGE, audit_text(approval), single_object=True
+        )
     return Decided(approval)
+
+
+AUDIT = "{verb} {tool} (server '{server}', toolbox '{toolbox}') for {caller} from {address}"
+
+
+def audit_text(approval: Approval) -> str:
+    """The history line of a decision: what was decided, for whom, from where (the time
+    and the person are the entry's own)."""
+    return AUDIT.format(
+        verb="Approved" if approval.status == approvals.APPROVED else "Refused",
+        tool=approval.tool,
+        server=approval.server,
+        toolbox=approval.toolbox,
+        caller=approval.caller_label,
+        address=approval.decided_from or "an unknown address",
+    )
+
+
+def expire_due() -> int:
+    """Mark every pending approval past its time expired (the queue's list and count read
+    the state as it is now); how many."""
+    return Approval.objects.filter(status=approvals.PENDING, expires_at__lte=timezone.now()).update(
+        status=approvals.EXPIRED
+    )
+
+
+def waiting() -> QuerySet[Approval]:
+    """The approvals a person may still decide."""
+    return Approval.objects.filter(status=approvals.PENDING, expires_at__gt=timezone.now())

@@ -1,5 +1,6 @@
 """A tenant's usage over a window (or one key's): every meta-tool's calls, the error rate,
-p50/p95 per tool, per server and per key, and calls per time slot drawn as a chart with
+p50/p95 per tool, per server and per key, the tool policies' decisions (allowed by a
+rule, denied, asked, approved, refused, expired), and calls per time slot drawn as a chart with
 real axes (server-rendered SVG: no JavaScript, nothing from outside, as the admin's
 Content-Security-Policy wants)."""
 
@@ -11,8 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+
+from kernel import approvals, tool_policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +101,15 @@ def who(key_id: int | None, prefix: str, label: str, member: str) -> str:
     return f"OAuth: {member}" if member else "unknown"
 
 
-def summary(records: QuerySet[Any], window: str, now: datetime | None = None) -> dict[str, Any]:
+def summary(
+    records: QuerySet[Any],
+    window: str,
+    now: datetime | None = None,
+    held: QuerySet[Any] | None = None,
+) -> dict[str, Any]:
     """Every call of the window (all meta-tools): totals, per meta-tool, per tool, per
-    server, per key, and per slot for the chart."""
+    server, per key, and per slot for the chart; with `held` (the same tenant's
+    approvals), the tool policies' decisions."""
     chosen = WINDOWS[window]
     span, slot = chosen.span, chosen.slot
     now = now or timezone.now()
@@ -163,7 +172,33 @@ def summary(records: QuerySet[Any], window: str, now: datetime | None = None) ->
         "keys": _lines(by_key, links),
         "chart": chart(slots, failed_slots, starts, chosen),
         "truncated": len(rows) >= MAX_ROWS,
+        "decisions": decisions(records, held, start, end) if held is not None else None,
     }
+
+
+def decisions(
+    records: QuerySet[Any], held: QuerySet[Any], start: datetime, end: datetime
+) -> dict[str, int]:
+    """The tool policies' decisions of the window: calls a rule allowed (or denied, or
+    asked a person for) as the call log names them, and the held calls asked in it by
+    what became of them (approved: run or not yet; refused; expired; still waiting)."""
+    verbs = tool_policy.VERBS
+    logged = records.filter(at__gte=start, at__lt=end).aggregate(
+        allowed=Count("pk", filter=Q(decision__startswith=verbs[tool_policy.ALLOW])),
+        denied=Count("pk", filter=Q(decision__startswith=verbs[tool_policy.DENY])),
+    )
+    asked = held.filter(created_at__gte=start, created_at__lt=end).aggregate(
+        asked=Count("pk"),
+        approved=Count("pk", filter=Q(status__in=(approvals.APPROVED, approvals.USED))),
+        refused=Count("pk", filter=Q(status=approvals.REFUSED)),
+        expired=Count(
+            "pk",
+            filter=Q(status=approvals.EXPIRED)
+            | Q(status=approvals.PENDING, expires_at__lte=timezone.now()),
+        ),
+        waiting=Count("pk", filter=Q(status=approvals.PENDING, expires_at__gt=timezone.now())),
+    )
+    return {**logged, **asked}
 
 
 def nice_ceiling(value: int) -> int:

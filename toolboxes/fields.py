@@ -1,4 +1,5 @@
-"""Model fields for secrets: a flat string map whose values are encrypted in the database."""
+"""Model fields for secrets: a flat string map whose values are encrypted in the database,
+and one encrypted string."""
 
 from typing import Any
 
@@ -32,3 +33,17 @@ class EncryptedStringMapField(models.JSONField):
                 for key, item in value.items()
             }
         return value
+
+
+class EncryptedStringField(models.TextField):
+    """One secret string (a webhook's signing secret); stored as a Fernet token, plaintext
+    in Python, empty stays empty."""
+
+    description = "String encrypted at rest"
+
+    def get_prep_value(self, value: Any) -> Any:
+        value = super().get_prep_value(value)
+        return crypto.encrypt(value) if isinstance(value, str) and value else value
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        return crypto.decrypt(value) if isinstance(value, str) and value else value

@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 from django.contrib.auth import get_user_model
 
-from kernel import tool_policy
+from kernel import approvals, tool_policy
 from kernel.roles import ROLES
 from toolboxes.models import PolicyDefaults, Server, Tenant, ToolPin, ToolPolicy
 
@@ -60,6 +60,15 @@ class Verdict:
     who: str
     allowed: bool
     reason: str
+    ask: bool = False  # allowed once a person approves each call
+    approvers: str = ""  # who approves, when asked ("the tenant's admins and bob")
+
+    @property
+    def may(self) -> str:
+        """The "may call" column: allowed, denied or approval required."""
+        if not self.allowed:
+            return "denied"
+        return "approval required" if self.ask else "allowed"
 
 
 def claims_destructive(tenant: Tenant, toolbox: str, server: str, tool: str) -> bool:
@@ -90,10 +99,17 @@ def who_may_call(
     owner)."""
     policy = tenant_policy(tenant)
     verdicts: list[Verdict] = []
+    names = dict(tenant.memberships.values_list("user_id", "user__username"))
 
     def add(kind: str, who: str, subject: tool_policy.Subject) -> None:
         decision = policy.decide(subject, toolbox, server, tool, destructive)
-        verdicts.append(Verdict(kind, who, decision.allowed, decision.reason))
+        named = sorted(names.get(user_id, str(user_id)) for user_id in decision.terms.approvers)
+        approvers_text = approvals.approvers_text(named) if decision.ask else ""
+        if decision.ask and decision.terms.self_approval:
+            approvers_text += ", or the caller in person"
+        verdicts.append(
+            Verdict(kind, who, decision.allowed, decision.reason, decision.ask, approvers_text)
+        )
 
     for role in ROLES:
         add("role", f"any {role}", tool_policy.Subject(person=-1, role=role))

@@ -8,7 +8,8 @@ INSTALLED_APPS in place of `django.contrib.admin`), so `admin.site` is this one.
 
 The home page (`index`) is the dashboard (`workbench_site.dashboard`) above the usual list
 of models; the menu (every page's sidebar, and the home page's list) gains "Usage" under
-the call log, and "Tool definitions" says how many wait for an admin.
+the call log, "Tool definitions" says how many wait for an admin and "Approvals" how many
+held calls wait for a person.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class WorkbenchAdminSite(admin.AdminSite):
         for app in apps:
             if app["app_label"] == "calls":
                 _add_usage(app)
+                _count_waiting(request, app)
             if app["app_label"] == "toolboxes":
                 _count_held(request, app)
         # A stable sort: the other apps keep Django's alphabetical order.
@@ -81,6 +83,23 @@ def _count_held(request: HttpRequest, app: dict[str, Any]) -> None:
     count = pins.count()
     if count:
         entry["name"] = f"{entry['name']} ({count} held)"
+
+
+def _count_waiting(request: HttpRequest, app: dict[str, Any]) -> None:
+    """ "Approvals (2 waiting)": held calls a person may still decide, in the user's
+    tenants, so that approvers see them wherever they are in the admin."""
+    entry = next((m for m in app["models"] if m["object_name"] == "Approval"), None)
+    if entry is None:
+        return
+    from calls.approvals import waiting
+    from kernel.roles import is_operator, tenant_ids
+
+    held = waiting()
+    if not is_operator(request.user):
+        held = held.filter(tenant__in=tenant_ids(request.user))
+    count = held.count()
+    if count:
+        entry["name"] = f"{entry['name']} ({count} waiting)"
 
 
 class WorkbenchAdminConfig(AdminConfig):

@@ -25,6 +25,8 @@ urlpatterns = [
     path("connections/", include("connections.urls")),
     # OAuth 2.1 sign-in for tenant members: metadata, consent, token, registration.
     path("", include("accounts.oauth_urls")),
+    # A held call's approval page (issue 36), signed-in people only.
+    path("", include("calls.urls")),
     # Single sign-on through the operator's identity providers.
     path("sso/", include("accounts.sso.urls")),
 ]

@@ -1,6 +1,7 @@
 """A tenant's tool policies (who may call which tool) and its defaults from the tools'
 annotations: listed, made, changed and deleted as the admin does, validated by the model
-with the admin's texts (`toolboxes.models.policies`)."""
+with the admin's texts (`toolboxes.models.policies`). An ask rule names its approvers by
+username; terms on an allow or deny rule are refused as the admin refuses them."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from api.history import ADDITION, CHANGE, DELETION, record
 from api.pages import Page, PageQuery, page
 from api.problems import invalid
 from api.routes.tenants import ERRORS, actor_of
-from api.schemas import PolicyDefaultsBody, PolicyIn, PolicyOut, PolicyPatch
+from api.schemas import PolicyDefaultsBody, PolicyDefaultsOut, PolicyIn, PolicyOut, PolicyPatch
 from toolboxes.models import PolicyDefaults, Tenant, ToolPolicy
+from toolboxes.models.policies import APPROVERS_NOT_MEMBERS, approvers_problem
 
 router = Router(tags=["tool policies"])
 BASE = "/tenants/{slug}/policies"
@@ -49,6 +51,8 @@ def references(tenant: Tenant, given: dict[str, Any]) -> dict[str, Any]:
             fields["person"] = users.first()
             if fields["person"] is None:
                 raise no_such("person", f"'{username}' is not a member of this tenant.")
+    if "approvers" in fields:
+        fields["approvers"] = approvers_of(tenant, fields["approvers"] or [])
     if "key" in fields:
         prefix = fields.pop("key")
         fields["api_key"] = None
@@ -59,8 +63,42 @@ def references(tenant: Tenant, given: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+def approvers_of(tenant: Tenant, usernames: list[str]) -> list[Any]:
+    """An ask rule's approvers by username: members of the tenant (422 naming those who are
+    not, with the admin's text)."""
+    wanted = sorted(set(usernames))
+    people = list(
+        get_user_model()._default_manager.filter(username__in=wanted, memberships__tenant=tenant)
+    )
+    found = {person.get_username() for person in people}
+    strangers = [name for name in wanted if name not in found]
+    if strangers:
+        raise no_such("approvers", APPROVERS_NOT_MEMBERS.format(names=", ".join(strangers)))
+    return people
+
+
+def saved(tenant: Tenant, rule: ToolPolicy, fields: dict[str, Any]) -> ToolPolicy:
+    """Set `fields` on the rule, validate it whole (its approvers too) and save it."""
+    people = fields.pop("approvers", None)
+    for field, value in fields.items():
+        setattr(rule, field, value)
+    rule.full_clean()
+    current = list(rule.approvers.all()) if people is None and rule.pk else people or []
+    problem = approvers_problem(tenant, rule.effect, current)
+    if problem is not None:
+        raise no_such("approvers", problem)
+    rule.save()
+    if people is not None:
+        rule.approvers.set(people)
+    return rule
+
+
+def rules_of(tenant: Tenant) -> Any:
+    return tenant.tool_policies.select_related(*READ).prefetch_related("approvers")
+
+
 def rule_of(tenant: Tenant, rule_id: int) -> ToolPolicy:
-    return one(tenant.tool_policies.select_related(*READ).filter(pk=rule_id), "policy", rule_id)
+    return one(rules_of(tenant).filter(pk=rule_id), "policy", rule_id)
 
 
 @router.get(
@@ -75,7 +113,7 @@ def rule_of(tenant: Tenant, rule_id: int) -> ToolPolicy:
 )
 def list_policies(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> Page[PolicyOut]:
     tenant = actor_of(request).tenant(slug)
-    return page(tenant.tool_policies.select_related(*READ), ("id",), paging, PolicyOut.of)
+    return page(rules_of(tenant), ("id",), paging, PolicyOut.of)
 
 
 @router.post(
@@ -91,9 +129,7 @@ def list_policies(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> 
 def create_policy(request: HttpRequest, slug: str, payload: PolicyIn) -> Status[PolicyOut]:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
-    rule = ToolPolicy(tenant=tenant, **references(tenant, payload.model_dump()))
-    rule.full_clean()
-    rule.save()
+    rule = saved(tenant, ToolPolicy(tenant=tenant), references(tenant, payload.model_dump()))
     record(actor, rule, ADDITION)
     return Status(201, PolicyOut.of(rule))
 
@@ -121,10 +157,7 @@ def change_policy(request: HttpRequest, slug: str, rule_id: int, payload: Policy
     given = payload.model_dump(exclude_unset=True)
     nullable = {"toolbox", "person", "key"}
     given = {name: value for name, value in given.items() if value is not None or name in nullable}
-    for field, value in references(tenant, given).items():
-        setattr(rule, field, value)
-    rule.full_clean()
-    rule.save()
+    saved(tenant, rule, references(tenant, given))
     record(actor, rule, CHANGE, fields=given)
     return PolicyOut.of(rule)
 
@@ -145,36 +178,37 @@ def delete_policy(request: HttpRequest, slug: str, rule_id: int) -> HttpResponse
 
 @router.get(
     DEFAULTS,
-    response={200: PolicyDefaultsBody, **ERRORS},
+    response={200: PolicyDefaultsOut, **ERRORS},
     summary="Get the tool policy defaults",
-    description="The tenant's defaults from the tools' annotations, and its secrets guard "
-    "on tool results (all off until set).",
+    description="The tenant's defaults from the tools' annotations, its secrets guard on "
+    "tool results (all off until set) and its approval webhook (the signing secret only as "
+    "whether one is stored).",
 )
-def get_defaults(request: HttpRequest, slug: str) -> PolicyDefaultsBody:
+def get_defaults(request: HttpRequest, slug: str) -> PolicyDefaultsOut:
     tenant = actor_of(request).tenant(slug)
-    row = PolicyDefaults.objects.filter(tenant=tenant).first()
-    return PolicyDefaultsBody(
-        deny_destructive_to_keys=bool(row and row.deny_destructive_to_keys),
-        guard_secrets=bool(row and row.guard_secrets),
-    )
+    return PolicyDefaultsOut.of(PolicyDefaults.objects.filter(tenant=tenant).first())
 
 
 @router.put(
     DEFAULTS,
-    response={200: PolicyDefaultsBody, **ERRORS},
+    response={200: PolicyDefaultsOut, **ERRORS},
     summary="Set the tool policy defaults",
-    description="The tenant's admins (and operators); the next call of every client sees them.",
+    description="The tenant's admins (and operators); the next call of every client sees them. "
+    "A webhook URL needs its signing secret (a stored one is kept when it is null).",
 )
-def set_defaults(
-    request: HttpRequest, slug: str, payload: PolicyDefaultsBody
-) -> PolicyDefaultsBody:
+def set_defaults(request: HttpRequest, slug: str, payload: PolicyDefaultsBody) -> PolicyDefaultsOut:
     actor = actor_of(request)
     tenant = actor.tenant(slug, change=True)
-    row, created = PolicyDefaults.objects.get_or_create(tenant=tenant)
-    row.deny_destructive_to_keys = payload.deny_destructive_to_keys
-    row.guard_secrets = payload.guard_secrets
+    row = PolicyDefaults.objects.filter(tenant=tenant).first()
+    created = row is None
+    row = row or PolicyDefaults(tenant=tenant)
+    given = payload.model_dump(exclude={"approval_webhook_secret"})
+    for field, value in given.items():
+        setattr(row, field, value)
+    if payload.approval_webhook_secret is not None:
+        row.approval_webhook_secret = payload.approval_webhook_secret
+    row.full_clean()
     row.save()
-    record(actor, row, ADDITION if created else CHANGE, fields=payload.model_dump())
-    return PolicyDefaultsBody(
-        deny_destructive_to_keys=row.deny_destructive_to_keys, guard_secrets=row.guard_secrets
-    )
+    changed = [*given, *(["approval_webhook_secret"] if payload.approval_webhook_secret else [])]
+    record(actor, row, ADDITION if created else CHANGE, fields=changed)
+    return PolicyDefaultsOut.of(row)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -15,11 +16,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, reverse
 from django.utils.http import urlencode
 
+from kernel import approvals
 from kernel.admin_kit.pages import list_view_url, page
 from kernel.admin_kit.scoping import TenantScoped
 from kernel.roles import ADMIN, can_view, is_operator, tenant_ids
 from toolboxes import policies
 from toolboxes.models import PolicyDefaults, Tenant, ToolPin, ToolPolicy
+from toolboxes.models.policies import approvers_problem
 
 
 def tool_policy_context(pin: ToolPin) -> dict[str, Any]:
@@ -35,6 +38,33 @@ def tool_policy_context(pin: ToolPin) -> dict[str, Any]:
         "role_verdicts": [verdict for verdict in verdicts if verdict.kind == "role"],
         "who_url": f"{reverse('admin:toolboxes_toolpolicy_who')}?{query}",
     }
+
+
+class PolicyForm(forms.ModelForm):
+    """A rule, and its approvers checked against its tenant (a many-to-many the model's
+    `clean` does not see)."""
+
+    class Meta:
+        model = ToolPolicy
+        fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "approval_minutes" in self.fields:  # an allow or deny rule leaves it as it is
+            self.fields["approval_minutes"].required = False
+
+    def clean_approval_minutes(self) -> int:
+        minutes = self.cleaned_data.get("approval_minutes")
+        return approvals.DEFAULT_MINUTES if minutes is None else minutes
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        tenant, people = cleaned.get("tenant"), list(cleaned.get("approvers") or [])
+        if tenant is not None:
+            problem = approvers_problem(tenant, cleaned.get("effect", ""), people)
+            if problem is not None:
+                self.add_error("approvers", problem)
+        return cleaned
 
 
 @admin.register(ToolPolicy)
@@ -57,7 +87,18 @@ class ToolPolicyAdmin(TenantScoped, admin.ModelAdmin):
             },
         ),
         ("For whom", {"fields": ["subject", "role", "group", "person", "api_key"]}),
+        (
+            "Approval (ask rules)",
+            {
+                "fields": ["approval_minutes", "self_approval", "approvers"],
+                "description": "An ask rule lists the tool as usual and holds each call until "
+                "a person approves that exact call (its arguments) on Workbench's approval "
+                "page: one of the tenant's admins, a named approver, or the caller in person "
+                "where allowed. Approved, the call runs once.",
+            },
+        ),
     ]
+    form = PolicyForm
 
     change_list_template = "admin/toolboxes/toolpolicy/change_list.html"
 
@@ -110,11 +151,46 @@ class ToolPolicyAdmin(TenantScoped, admin.ModelAdmin):
         membership in the rule's own tenant)."""
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
         if db_field.name == "person" and field is not None:
-            users = get_user_model()._default_manager.filter(memberships__isnull=False)
-            if not is_operator(request.user):
-                users = users.filter(memberships__tenant_id__in=tenant_ids(request.user, (ADMIN,)))
-            field.queryset = users.distinct().order_by("username")
+            field.queryset = _members(request)
         return field
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any):
+        """An ask rule's approvers: as a rule's member (the form checks the rule's tenant)."""
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
+        if db_field.name == "approvers" and field is not None:
+            field.queryset = _members(request)
+        return field
+
+
+def _members(request: HttpRequest) -> Any:
+    """The people a rule may name: members of the tenants the user administers."""
+    users = get_user_model()._default_manager.filter(memberships__isnull=False)
+    if not is_operator(request.user):
+        users = users.filter(memberships__tenant_id__in=tenant_ids(request.user, (ADMIN,)))
+    return users.distinct().order_by("username")
+
+
+class DefaultsForm(forms.ModelForm):
+    """The defaults, with the webhook's signing secret write-only: never shown, kept when
+    left empty."""
+
+    approval_webhook_secret = forms.CharField(
+        label="webhook signing secret",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Signs each POST (the Workbench-Signature header, HMAC-SHA256 of the "
+        "timestamp and the body); encrypted at rest, never shown again. Empty: the current "
+        "one is kept.",
+    )
+
+    class Meta:
+        model = PolicyDefaults
+        fields = "__all__"
+
+    def clean_approval_webhook_secret(self) -> str:
+        typed = self.cleaned_data.get("approval_webhook_secret") or ""
+        return typed or (self.instance.approval_webhook_secret if self.instance.pk else "")
 
 
 @admin.register(PolicyDefaults)
@@ -122,10 +198,39 @@ class PolicyDefaultsAdmin(TenantScoped, admin.ModelAdmin):
     """The tenant's defaults, one row per tenant (none: every default off)."""
 
     members_may = frozenset({"add", "change"})
-    list_display = ["tenant", "deny_destructive_to_keys", "guard_secrets", "updated_at"]
+    list_display = [
+        "tenant",
+        "deny_destructive_to_keys",
+        "ask_destructive",
+        "guard_secrets",
+        "updated_at",
+    ]
     list_select_related = ["tenant"]
-    fields = ["tenant", "deny_destructive_to_keys", "guard_secrets"]
+    fields = [
+        "tenant",
+        "deny_destructive_to_keys",
+        "ask_destructive",
+        "guard_secrets",
+        "approval_webhook_url",
+        "approval_webhook_secret",
+    ]
+    form = DefaultsForm
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        """A reader sees whether a signing secret is set, never the secret."""
+        fields = list(super().get_fields(request, obj))
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [
+                name if name != "approval_webhook_secret" else "webhook_secret" for name in fields
+            ]
+        return fields
+
+    @admin.display(description="webhook signing secret")
+    def webhook_secret(self, obj: PolicyDefaults) -> str:
+        return "set" if obj.approval_webhook_secret else "not set"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         readonly = super().get_readonly_fields(request, obj)
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [*readonly, *self.fields, "webhook_secret"]
         return [*readonly, "tenant"] if obj is not None else readonly

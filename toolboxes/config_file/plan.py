@@ -90,7 +90,12 @@ def plan_of(before: dict[str, Any], after: dict[str, Any]) -> Plan:
             fields.append("position")
         if fields:
             plan.changed[name] = fields
-    unset = {"denyDestructiveToKeys": False, "guardSecrets": False, "rules": []}
+    unset = {
+        "denyDestructiveToKeys": False,
+        "askDestructive": False,
+        "guardSecrets": False,
+        "rules": [],
+    }
     old_policies = {**unset, **(before.get("policies") or {})}
     new_policies = {**unset, **(after.get("policies") or {})}
     fields = sorted(key for key in new_policies if new_policies[key] != old_policies.get(key))

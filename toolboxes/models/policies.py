@@ -9,6 +9,8 @@ ask it); `as_rule` is what it reads of a row.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -16,6 +18,7 @@ from django.db import models
 
 from kernel import approvals, tool_policy
 from kernel.roles import ROLES
+from toolboxes.fields import EncryptedStringField
 from toolboxes.models.tenants import ApiKey, Tenant, Toolbox
 
 DUPLICATE = "This tenant already has a rule for this scope and subject: change its effect instead."
@@ -32,6 +35,9 @@ NEEDS = {
 }
 NOT_FOR_KIND = "Leave this empty: the rule is for {kind}."
 SUBJECT_FIELDS = ("role", "group", "person", "api_key")
+TERMS_NEED_ASK = "Only an ask rule has approval terms: choose the effect ask, or leave this empty."
+APPROVERS_NOT_MEMBERS = "Approvers must be members of this tenant: {names}."
+WEBHOOK_NEEDS_SECRET = "A webhook needs its signing secret: the receiver checks each POST with it."
 
 
 class Effect(models.TextChoices):
@@ -212,6 +218,11 @@ class ToolPolicy(models.Model):
                     add(name, needed[1])
             elif value:
                 add(name, NOT_FOR_KIND.format(kind=kind))
+        if self.effect != tool_policy.ASK:
+            if self.approval_minutes != approvals.DEFAULT_MINUTES:
+                add("approval_minutes", TERMS_NEED_ASK)
+            if self.self_approval:
+                add("self_approval", TERMS_NEED_ASK)
         if not errors and self.tenant_id is not None and self._duplicates().exists():
             raise ValidationError(DUPLICATE)
         if errors:
@@ -229,6 +240,23 @@ class ToolPolicy(models.Model):
             person_id=self.person_id,
             api_key_id=self.api_key_id,
         ).exclude(pk=self.pk)
+
+
+def approvers_problem(tenant: Tenant, effect: str, people: list[Any]) -> str | None:
+    """What is wrong with a rule's named approvers (None: nothing): the admin's form, the
+    API and the configuration document ask it before setting them (a many-to-many the
+    model's `clean` cannot see)."""
+    if not people:
+        return None
+    if effect != tool_policy.ASK:
+        return TERMS_NEED_ASK
+    members = set(
+        tenant.memberships.filter(user__in=[person.pk for person in people]).values_list(
+            "user_id", flat=True
+        )
+    )
+    strangers = sorted(person.get_username() for person in people if person.pk not in members)
+    return APPROVERS_NOT_MEMBERS.format(names=", ".join(strangers)) if strangers else None
 
 
 class PolicyDefaults(models.Model):
@@ -250,6 +278,19 @@ class PolicyDefaults(models.Model):
         "waits for a person's approval (a tenant admin's; not the caller's own), unless a "
         "rule for that tool says otherwise.",
     )
+    approval_webhook_url = models.URLField(
+        "approval webhook",
+        max_length=500,
+        blank=True,
+        help_text="Told of each call waiting for an approval: a signed JSON POST (chat, "
+        "paging). Empty: approvers see the admin's queue only.",
+    )
+    approval_webhook_secret = EncryptedStringField(
+        "webhook signing secret",
+        blank=True,
+        help_text="Signs each POST (the Workbench-Signature header: HMAC-SHA256 of the "
+        "timestamp and the body); encrypted at rest, never shown again.",
+    )
     guard_secrets = models.BooleanField(
         "remove secrets from tool results",
         default=False,
@@ -265,6 +306,10 @@ class PolicyDefaults(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant.slug}: tool policy defaults"
+
+    def clean(self) -> None:
+        if self.approval_webhook_url and not self.approval_webhook_secret:
+            raise ValidationError({"approval_webhook_secret": WEBHOOK_NEEDS_SECRET})
 
     def as_defaults(self) -> tool_policy.Defaults:
         return tool_policy.Defaults(

@@ -196,3 +196,71 @@ def test_a_tools_page_shows_each_roles_decision(client, world):
         ("any viewer", False, "denied by: toolbox 'prod', server 'db', role viewer"),
     ]
     assert "toolbox=prod&amp;server=db&amp;tool=drop_table" in page.content.decode()
+
+
+def test_an_ask_rule_with_its_terms_and_approvers(client, world):
+    """An ask rule's time, self-approval and named approvers (members of the tenant only);
+    terms on an allow or deny rule are refused with the model's text."""
+    bob = User.objects.create_user("bob", password="pw-bob-1234", is_staff=True)
+    client.force_login(world["ada"])
+    url = reverse("admin:toolboxes_toolpolicy_add")
+    terms = {"approval_minutes": 30, "self_approval": "on", "approvers": [world["vic"].pk]}
+    response = client.post(url, rule_post(world, effect="ask", **terms))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    rule = ToolPolicy.objects.get(tenant=world["acme"])
+    assert (rule.effect, rule.approval_minutes, rule.self_approval) == ("ask", 30, True)
+    assert list(rule.approvers.all()) == [world["vic"]]
+
+    page = client.post(url, rule_post(world, tool="rm", effect="deny", **terms)).content.decode()
+    assert page.count(texts.TERMS_NEED_ASK) == 3  # the time, self-approval, the approvers
+    Membership.objects.create(user=bob, tenant=Tenant.objects.get(slug="globex"), role="admin")
+    client.force_login(User.objects.create_superuser("root", password="pw-root-1234"))
+    page = client.post(url, rule_post(world, tool="rm", effect="ask", approvers=[bob.pk]))
+    assert texts.APPROVERS_NOT_MEMBERS.format(names="bob") in page.content.decode()
+
+
+def test_the_ask_default_is_one_click_beside_deny_to_keys(client, world):
+    client.force_login(world["ada"])
+    add = reverse("admin:toolboxes_policydefaults_add")
+    form = client.get(add).content.decode()
+    assert form.index("id_deny_destructive_to_keys") < form.index("id_ask_destructive")
+    response = client.post(add, {"tenant": world["acme"].pk, "ask_destructive": "on"})
+    assert response.status_code == 302
+    defaults = PolicyDefaults.objects.get(tenant=world["acme"])
+    assert defaults.ask_destructive and not defaults.deny_destructive_to_keys
+
+
+def test_who_may_call_shows_who_approves(client, world):
+    rule = ToolPolicy.objects.create(
+        tenant=world["acme"], toolbox=world["prod"], tool="drop", effect="ask"
+    )
+    rule.approvers.add(world["vic"])
+    client.force_login(world["ada"])
+    query = {"tenant": world["acme"].pk, "toolbox": "prod", "server": "db", "tool": "drop"}
+    page = client.get(reverse("admin:toolboxes_toolpolicy_who"), query).content.decode()
+    assert "approval required</td>" in page
+    assert (
+        "approval required by: toolbox &#x27;prod&#x27;, tool &#x27;drop&#x27;, everyone "
+        "(approvers: the tenant&#x27;s admins and vic)"
+    ) in page
+
+
+def test_the_approval_webhook_and_its_write_only_secret(client, world):
+    client.force_login(world["ada"])
+    add = reverse("admin:toolboxes_policydefaults_add")
+    hook = {"tenant": world["acme"].pk, "approval_webhook_url": "https://hooks.example.org/x"}
+    page = client.post(add, hook).content.decode()
+    assert texts.WEBHOOK_NEEDS_SECRET.replace("'", "&#x27;") in page
+    assert client.post(add, {**hook, "approval_webhook_secret": "s3cret-hook"}).status_code == 302
+    defaults = PolicyDefaults.objects.get(tenant=world["acme"])
+    change = reverse("admin:toolboxes_policydefaults_change", args=[defaults.pk])
+    assert "s3cret-hook" not in client.get(change).content.decode()
+    kept = {**hook, "approval_webhook_url": "https://hooks.example.org/y"}
+    assert client.post(change, kept).status_code == 302
+    defaults.refresh_from_db()
+    assert defaults.approval_webhook_secret == "s3cret-hook"
+    assert defaults.approval_webhook_url == "https://hooks.example.org/y"
+    client.force_login(world["vic"])
+    shown = client.get(change).content.decode()
+    assert "s3cret-hook" not in shown and "Webhook signing secret" in shown
+    assert '<div class="readonly">set</div>' in shown

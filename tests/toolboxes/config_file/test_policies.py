@@ -90,7 +90,28 @@ def test_a_document_without_policies_leaves_them(acme):
             {"role": "viewer", "group": "x", "effect": "deny"},
             "policies.rules[0]: name one of role, group, not several",
         ),
-        ({"effect": "ask"}, "policies.rules[0].effect: must be one of 'allow' or 'deny'"),
+        (
+            {"effect": "maybe"},
+            "policies.rules[0].effect: must be one of 'allow', 'deny' or 'ask'",
+        ),
+        (
+            {"effect": "deny", "selfApproval": True},
+            "policies.rules[0].selfApproval: Only an ask rule has approval terms: choose the "
+            "effect ask, or leave this empty.",
+        ),
+        (
+            {"effect": "allow", "approvers": ["ada"]},
+            "policies.rules[0].approvers: Only an ask rule has approval terms: choose the "
+            "effect ask, or leave this empty.",
+        ),
+        (
+            {"effect": "ask", "approvers": ["olga", "ada"]},
+            "policies.rules[0].approvers: Approvers must be members of this tenant: olga.",
+        ),
+        (
+            {"effect": "ask", "approvalMinutes": 0},
+            "policies.rules[0].approvalMinutes: Ensure this value is greater than or equal to 1.",
+        ),
         ({"tool": "rm"}, "policies.rules[0].effect: is required"),
     ],
 )
@@ -112,3 +133,31 @@ def test_a_duplicate_rule_is_named(acme):
         "policies.rules[1]: This tenant already has a rule for this scope and subject: "
         "change its effect instead."
     )
+
+
+def test_ask_rules_and_the_ask_default_round_trip(acme):
+    before = export_tenant(acme)
+    policies = {
+        "denyDestructiveToKeys": False,
+        "askDestructive": True,
+        "rules": [
+            {"toolbox": "prod", "tool": "drop_table", "effect": "ask"},
+            {
+                "tool": "deploy",
+                "effect": "ask",
+                "approvalMinutes": 30,
+                "selfApproval": True,
+                "approvers": ["ada"],
+            },
+        ],
+    }
+    import_tenant(acme, {**before, "policies": policies}, replace=True)
+    assert PolicyDefaults.objects.get(tenant=acme).ask_destructive
+    deploy = ToolPolicy.objects.get(tenant=acme, tool="deploy")
+    assert (deploy.effect, deploy.approval_minutes, deploy.self_approval) == ("ask", 30, True)
+    assert [person.username for person in deploy.approvers.all()] == ["ada"]
+    after = export_tenant(acme)
+    assert after["policies"] == policies
+    assert plan_of(before, after).changed == {POLICIES: ["askDestructive", "rules"]}
+    import_tenant(acme, after, replace=True)
+    assert plan_of(after, export_tenant(acme)).empty
