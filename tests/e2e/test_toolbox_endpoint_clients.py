@@ -1,0 +1,104 @@
+"""Other clients than the Python SDK's on the toolbox endpoint, each the real one from
+tests/node_modules: the TypeScript SDK's client (Streamable HTTP, the key in a header),
+the MCP Inspector's CLI, and `mcp-remote` driven as Claude Desktop drives it (stdio on its
+side, the endpoint over HTTP with the key header on the other)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from typing import Any
+
+import pytest
+
+from tests.harness.live import LiveGateway
+from tests.harness.paths import ROOT
+from tests.harness.toolbox_world import endpoint, make_world, needs_node
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.once_pg,
+    pytest.mark.xdist_group("toolbox_endpoint_clients"),
+    needs_node,
+]
+
+TS_CLIENT = ROOT / "tests" / "clients" / "ts_sdk_client.mjs"
+RUN_SECONDS = 120  # Node's start and the toolbox's servers' (measured: seconds, under load)
+DOCUMENT = "demo://resource/static/document/architecture.md"
+
+
+@pytest.fixture(scope="module")
+def world(module_db):
+    return make_world()
+
+
+@pytest.fixture
+def acme(world):
+    return world[0].new_key()
+
+
+@pytest.fixture
+def dev(module_gateway) -> LiveGateway:
+    return endpoint(module_gateway, "acme", "dev")
+
+
+async def run(*argv: str, key: str) -> dict[str, Any]:
+    """Run a Node program to its end (bounded), the key in its environment only; its
+    stdout's JSON."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "WORKBENCH_KEY": key},
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), RUN_SECONDS)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, stderr.decode()
+    result: dict[str, Any] = json.loads(stdout)
+    return result
+
+
+async def test_the_typescript_sdks_client_uses_every_list_and_call(dev, acme):
+    seen = await run(
+        shutil.which("node") or "node",
+        str(TS_CLIENT),
+        dev.url,
+        "everything__echo",
+        json.dumps({"message": "hello"}),
+        DOCUMENT,
+        "everything__completable-prompt",
+        json.dumps({"department": "Sales", "name": "Eve"}),
+        key=acme.key,
+    )
+    async with dev.session(acme.key) as session:  # the Python SDK's view, to compare
+        tools = (await session.list_tools()).tools
+    assert seen["protocolVersion"] == "2025-11-25"
+    assert seen["server"]["name"] == "workbench-toolbox"
+    assert seen["instructions"].startswith("Development tools\n\n## everything\n\n")
+    assert seen["tools"] == [
+        tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools
+    ]
+    assert DOCUMENT in seen["resources"]
+    assert "everything__completable-prompt" in seen["prompts"]
+    assert seen["called"] == {
+        "content": [{"type": "text", "text": "Echo: hello"}],
+        "isError": False,
+    }
+    [content] = seen["read"]["contents"]
+    assert (content["uri"], content["mimeType"]) == (DOCUMENT, "text/markdown")
+    assert content["text"].startswith("# Everything Server")
+    assert seen["prompt"]["messages"] == [
+        {
+            "role": "user",
+            "content": {
+                "type": "text",
+                "text": "Please promote Eve to the head of the Sales team.",
+            },
+        }
+    ]
