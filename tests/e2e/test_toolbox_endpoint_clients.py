@@ -15,7 +15,7 @@ import pytest
 
 from tests.harness.live import LiveGateway
 from tests.harness.paths import ROOT
-from tests.harness.toolbox_world import endpoint, make_world, needs_node
+from tests.harness.toolbox_world import NODE_BIN, endpoint, make_world, needs_node
 
 pytestmark = [
     pytest.mark.anyio,
@@ -24,6 +24,7 @@ pytestmark = [
     needs_node,
 ]
 
+INSPECTOR = NODE_BIN / "mcp-inspector"
 TS_CLIENT = ROOT / "tests" / "clients" / "ts_sdk_client.mjs"
 RUN_SECONDS = 120  # Node's start and the toolbox's servers' (measured: seconds, under load)
 DOCUMENT = "demo://resource/static/document/architecture.md"
@@ -44,14 +45,13 @@ def dev(module_gateway) -> LiveGateway:
     return endpoint(module_gateway, "acme", "dev")
 
 
-async def run(*argv: str, key: str) -> dict[str, Any]:
-    """Run a Node program to its end (bounded), the key in its environment only; its
-    stdout's JSON."""
+async def run(*argv: str, env: dict[str, str]) -> Any:
+    """Run a Node program to its end (bounded), in `env` only; its stdout's JSON."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "WORKBENCH_KEY": key},
+        env={"PATH": os.environ["PATH"], **env},
     )
     try:
         stdout, stderr = await asyncio.wait_for(process.communicate(), RUN_SECONDS)
@@ -60,8 +60,7 @@ async def run(*argv: str, key: str) -> dict[str, Any]:
             process.kill()
             await process.wait()
     assert process.returncode == 0, stderr.decode()
-    result: dict[str, Any] = json.loads(stdout)
-    return result
+    return json.loads(stdout)
 
 
 async def test_the_typescript_sdks_client_uses_every_list_and_call(dev, acme):
@@ -74,7 +73,7 @@ async def test_the_typescript_sdks_client_uses_every_list_and_call(dev, acme):
         DOCUMENT,
         "everything__completable-prompt",
         json.dumps({"department": "Sales", "name": "Eve"}),
-        key=acme.key,
+        env={"WORKBENCH_KEY": acme.key},
     )
     async with dev.session(acme.key) as session:  # the Python SDK's view, to compare
         tools = (await session.list_tools()).tools
@@ -101,4 +100,41 @@ async def test_the_typescript_sdks_client_uses_every_list_and_call(dev, acme):
                 "text": "Please promote Eve to the head of the Sales team.",
             },
         }
+    ]
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="npm's MCP Inspector is missing")
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_the_inspectors_cli_lists_tools_resources_and_prompts(dev, acme, tmp_path, era):
+    """`mcp-inspector --cli <url> --method ...`, its own catalog and home in tmp_path."""
+    env = {"HOME": str(tmp_path), "MCP_CATALOG_PATH": str(tmp_path / "mcp.json")}
+    seen = {}
+    for method in ("tools/list", "resources/list", "prompts/list"):
+        seen[method] = await run(
+            str(INSPECTOR),
+            "--cli",
+            dev.url,
+            "--transport",
+            "http",
+            "--protocol-era",
+            era,
+            "--header",
+            f"Authorization: Bearer {acme.key}",
+            "--method",
+            method,
+            "--format",
+            "json",
+            "--quiet",
+            env=env,
+        )
+    async with dev.session(acme.key) as session:  # the Python SDK's view, to compare
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+    assert [tool["name"] for tool in seen["tools/list"]["result"]["tools"]] == tools
+    resources = [r["uri"] for r in seen["resources/list"]["result"]["resources"]]
+    assert DOCUMENT in resources
+    assert [prompt["name"] for prompt in seen["prompts/list"]["result"]["prompts"]] == [
+        "everything__simple-prompt",
+        "everything__args-prompt",
+        "everything__completable-prompt",
+        "everything__resource-prompt",
     ]
