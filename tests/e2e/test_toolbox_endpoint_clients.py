@@ -11,7 +11,11 @@ import os
 import shutil
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.harness.live import LiveGateway
 from tests.harness.paths import ROOT
@@ -25,6 +29,7 @@ pytestmark = [
 ]
 
 INSPECTOR = NODE_BIN / "mcp-inspector"
+MCP_REMOTE = NODE_BIN / "mcp-remote"
 TS_CLIENT = ROOT / "tests" / "clients" / "ts_sdk_client.mjs"
 RUN_SECONDS = 120  # Node's start and the toolbox's servers' (measured: seconds, under load)
 DOCUMENT = "demo://resource/static/document/architecture.md"
@@ -138,3 +143,28 @@ async def test_the_inspectors_cli_lists_tools_resources_and_prompts(dev, acme, t
         "everything__completable-prompt",
         "everything__resource-prompt",
     ]
+
+
+@pytest.mark.skipif(not MCP_REMOTE.exists(), reason="npm's mcp-remote is missing")
+async def test_mcp_remote_drives_the_endpoint_as_claude_desktop_would(dev, acme, tmp_path):
+    """Claude Desktop's configuration for a remote server with a key: `mcp-remote <url>
+    --header Authorization:${AUTH_HEADER}`, the key in the environment. The test speaks
+    stdio MCP to it with the Python SDK's client; it speaks HTTP to the endpoint."""
+    bridge = StdioServerParameters(
+        command=str(MCP_REMOTE),
+        args=[dev.url, "--header", "Authorization:${AUTH_HEADER}"],
+        env={
+            "PATH": os.environ["PATH"],
+            "AUTH_HEADER": f"Bearer {acme.key}",
+            "MCP_REMOTE_CONFIG_DIR": str(tmp_path),
+        },
+    )
+    with anyio.fail_after(RUN_SECONDS):
+        async with stdio_client(bridge) as (read, write), ClientSession(read, write) as session:
+            initialized = await session.initialize()
+            tools = (await session.list_tools()).tools
+            called = await session.call_tool("everything__echo", {"message": "hello"})
+    assert initialized.server_info.name == "workbench-toolbox"
+    assert "everything__echo" in [tool.name for tool in tools]
+    assert not called.is_error
+    assert called.content == [types.TextContent(type="text", text="Echo: hello")]
