@@ -30,6 +30,7 @@ from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import log_forwarder, progress_forwarder, sign_in_elicitation
+from mcp_gateway.front.toolbox_changes import ToolboxChanges, honest
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -282,14 +283,18 @@ def build_toolbox_server(
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             caller, toolbox = _toolbox(ctx)
+            modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            capabilities = result.get("capabilities", {})
             try:
                 reached = await members.connect(caller, toolbox)
             except GatewayError:  # its servers not started now: the toolbox's own words
-                return {**result, "instructions": instructions_of(toolbox, [])}
+                reached = None
             result = {
                 **result,
-                "instructions": instructions_of(toolbox, reached),
-                "capabilities": declared(result.get("capabilities", {}), reached),
+                "instructions": instructions_of(toolbox, reached or []),
+                "capabilities": honest(
+                    capabilities if reached is None else declared(capabilities, reached), modern
+                ),
             }
         return result
 
@@ -305,6 +310,7 @@ def build_toolbox_server(
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,
+        on_subscriptions_listen=ToolboxChanges(members, reach, _toolbox),
     )
     server.middleware = [
         *request_middlewares(recorder.client_names, recorder.tracing),
