@@ -54,12 +54,13 @@ class ToolboxChanges:
         self.reach = reach
         self.toolbox_of = toolbox_of
         self.streams = 0
+        self.limit = MAX_STREAMS
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         caller, toolbox = self.toolbox_of(ctx)
-        if self.streams >= MAX_STREAMS:
+        if self.streams >= self.limit:
             raise MCPError(types.INTERNAL_ERROR, TOO_MANY_STREAMS)
         bus = InMemorySubscriptionBus()
         self.streams += 1

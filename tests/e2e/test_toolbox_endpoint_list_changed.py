@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types import INTERNAL_ERROR
 
 from tests.harness.live import TenantSetup, add_relay_probe
 from tests.harness.toolbox_world import add_everything, endpoint, needs_node
@@ -41,6 +43,18 @@ async def test_a_tool_added_at_run_time_is_announced_on_a_listen_stream(live_gat
     assert isinstance(event, ToolsListChanged)
     assert "probe__added" not in before
     assert after == [*before, "probe__added"]
+
+
+async def test_a_listen_past_the_process_limit_is_refused(live_gateway, probed):
+    entry = live_gateway.gateway.toolbox_endpoint.server.get_request_handler("subscriptions/listen")
+    entry.handler.limit = 1  # this gateway's own (1024 otherwise)
+    dev = endpoint(live_gateway, "acme", "dev")
+    async with dev.client(probed.key) as client, client.listen(tools_list_changed=True):
+        with pytest.raises(MCPError) as refused:
+            async with client.listen(tools_list_changed=True):
+                pass
+    assert refused.value.error.code == INTERNAL_ERROR
+    assert refused.value.error.message == "Subscription limit reached"
 
 
 async def test_a_2025_client_is_told_there_is_no_announcement(live_gateway, probed):
