@@ -81,14 +81,20 @@ class ToolboxChanges:
         with suppress(MCPError):  # refused by the open rate limit: those up are watched
             await self.reach(caller, toolbox)  # started as a list would start them
         seen: dict[str, View] = {}
+        looked: dict[str, tuple[Any, int]] = {}  # the connection and version each view is of
         first = True
         while True:
             live = self.members.live(caller, toolbox)
             changed = False
             for member in live:
+                name, conn = member.server.name, member.conn
+                assert conn is not None  # live members are connected
+                if looked.get(name) == (conn, conn.tools_version):
+                    continue  # nothing listed since: its view is the same
+                looked[name] = (conn, conn.tools_version)
                 now = self.view(member, caller, toolbox)
-                changed |= not first and now != seen.get(member.server.name, [])
-                seen[member.server.name] = now
+                changed |= not first and now != seen.get(name, [])
+                seen[name] = now
             first = False
             versions = [(m.conn, m.conn.tools_version) for m in live if m.conn is not None]
             if changed:
