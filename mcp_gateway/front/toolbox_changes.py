@@ -55,6 +55,7 @@ class ToolboxChanges:
         self.toolbox_of = toolbox_of
         self.streams = 0
         self.limit = MAX_STREAMS
+        self._open: set[ListenHandler] = set()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
@@ -63,17 +64,26 @@ class ToolboxChanges:
         if self.streams >= self.limit:
             raise MCPError(types.INTERNAL_ERROR, TOO_MANY_STREAMS)
         bus = InMemorySubscriptionBus()
+        stream = ListenHandler(bus, max_subscriptions=1)
         self.streams += 1
+        self._open.add(stream)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self.watch, caller, toolbox, bus)
                 try:
-                    ended = await ListenHandler(bus, max_subscriptions=1)(ctx, params)
+                    ended = await stream(ctx, params)
                 finally:
                     group.cancel_scope.cancel()
         finally:
             self.streams -= 1
+            self._open.discard(stream)
         return ended
+
+    def close(self) -> None:
+        """End every open stream gracefully (its last frame the listen's result: the client
+        knows it was ended, not lost)."""
+        for stream in list(self._open):
+            stream.close()
 
     async def watch(self, caller: Caller, toolbox: ToolboxConfig, bus: SubscriptionBus) -> None:
         """Until cancelled (the stream's end): each change of a live server's tools as

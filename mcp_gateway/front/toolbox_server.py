@@ -326,6 +326,7 @@ class ToolboxEndpoint:
 
     server: Server[Any]
     json_answers: StreamableHTTPSessionManager
+    changes: ToolboxChanges  # its listen streams (`Gateway.end_streams` ends them)
 
 
 def build_toolbox_endpoint(
@@ -348,4 +349,6 @@ def build_toolbox_endpoint(
         security_settings=security,
         max_request_body_size=max_request_bytes,
     )
-    return ToolboxEndpoint(server, json_answers)
+    listen = server.get_request_handler("subscriptions/listen")
+    assert listen is not None and isinstance(listen.handler, ToolboxChanges)
+    return ToolboxEndpoint(server, json_answers, listen.handler)

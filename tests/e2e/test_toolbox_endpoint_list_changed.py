@@ -1,6 +1,7 @@
 """`list_changed` on the toolbox endpoint: a server's own `notifications/tools/list_changed`
 (relay_probe's `add_tool`) reaches a 2026-07-28 client on its `subscriptions/listen`
-stream, once the gateway has listed the server again; the capabilities say so truthfully
+stream, once the gateway has listed the server again; a shutdown ends such streams
+gracefully; the capabilities say so truthfully
 (`tools.listChanged` on 2026-07-28 only: this stateless endpoint gives a 2025-11-25 client
 no stream to be told on; never for resources or prompts, whose changes are not relayed)."""
 
@@ -43,6 +44,22 @@ async def test_a_tool_added_at_run_time_is_announced_on_a_listen_stream(live_gat
     assert isinstance(event, ToolsListChanged)
     assert "probe__added" not in before
     assert after == [*before, "probe__added"]
+
+
+async def test_a_shutdown_ends_the_streams_gracefully(live_gateway, probed):
+    """What the process does as it starts to stop (`drain.install`'s `ending`, on SIGINT or
+    a drained SIGTERM): its listen streams end with their result, so that uvicorn, which
+    waits for every open response, is not held by them; the client's loop just ends."""
+    dev = endpoint(live_gateway, "acme", "dev")
+    assert live_gateway.loop is not None
+    async with dev.client(probed.key) as client:
+        async with client.listen(tools_list_changed=True) as stream:
+            live_gateway.loop.call_soon_threadsafe(live_gateway.app.gateway.end_streams)
+            with anyio.fail_after(WAIT_SECONDS):
+                events = [event async for event in stream]  # SubscriptionLost if dropped
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+    assert events == []
+    assert "probe__add_tool" in tools  # the endpoint serves on
 
 
 async def test_a_listen_past_the_process_limit_is_refused(live_gateway, probed):
