@@ -16,3 +16,6 @@ class CheckResult:
     incident: str | None = None
     stderr_tail: tuple[str, ...] = ()  # redacted; for admins only
     cause: str = ""  # what happened and what to change (`downstream.causes`); admins only
+    # An ok server's lists that failed (its resources, templates or prompts, which the
+    # toolbox endpoint serves): one line each, for admins.
+    notes: tuple[str, ...] = ()

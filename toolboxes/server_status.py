@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, Count, F, Func, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.timesince import timesince
@@ -35,12 +35,17 @@ def save_result(
     *,
     incident: str = "",
     cause: str = "",
+    notes_checked: bool = False,
 ) -> None:
+    """`reason`: a failing server's reason; an ok server's notes (lists of its that failed)
+    when an admin's check looked at them (`notes_checked`), else the last check's notes
+    are kept while the server stays ok (a gateway's connect does not look)."""
+    kept = Case(When(last_check_ok=True, then=F("last_check_reason")), default=Value(""))
     fields: dict[str, Any] = {
         "last_check_ok": ok,
         "last_check_at": timezone.now(),
         "last_check_ms": milliseconds,
-        "last_check_reason": reason[:MAX_REASON],
+        "last_check_reason": reason[:MAX_REASON] if notes_checked or not ok else kept,
         "last_check_incident": "" if ok else incident[:MAX_INCIDENT],
         "last_check_cause": "" if ok else cause[:MAX_CAUSE],
     }
@@ -152,8 +157,9 @@ def held_text(found: Held) -> str:
 
 
 def status_text(server: Server, found: Held | None = None) -> str:
-    """One line for lists: ok (its tools, those held among them) or failing (its reason
-    and incident), connect time, how long ago."""
+    """One line for lists: ok (its tools, those held among them, and the lists of its that
+    failed at the last check) or failing (its reason and incident), connect time, how long
+    ago."""
     if server.last_check_ok is None or server.last_check_at is None:
         return NOT_CHECKED
     ago = f"{timesince(server.last_check_at)} ago".replace("\xa0", " ")
@@ -161,6 +167,7 @@ def status_text(server: Server, found: Held | None = None) -> str:
         count = len(server.last_check_tools or [])
         found = held_of(server) if found is None else found
         tools = f"{count} tool{'s' if count != 1 else ''}{held_text(found)}"
-        return f"ok: {tools}{',' if found.total else ''} in {server.last_check_ms} ms, {ago}"
+        notes = f"; {server.last_check_reason}" if server.last_check_reason else ""
+        return f"ok: {tools}{',' if found.total else ''} in {server.last_check_ms} ms, {ago}{notes}"
     incident = f"; incident {server.last_check_incident}" if server.last_check_incident else ""
     return f"failing: {server.last_check_reason} ({ago}{incident})"

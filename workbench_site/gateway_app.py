@@ -37,7 +37,7 @@ def build_application(django_app: ASGIApp) -> ASGIApp:
         started = False
         try:
             async with gateway.running():
-                drain.install(settings.WORKBENCH_DRAIN_SECONDS)
+                drain.install(settings.WORKBENCH_DRAIN_SECONDS, gateway.end_streams)
                 await send({"type": "lifespan.startup.complete"})
                 started = True
                 await receive()  # lifespan.shutdown

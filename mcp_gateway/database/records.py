@@ -36,12 +36,22 @@ def write_connection(
     definitions: list[dict[str, Any]],
     incident: str = "",
     cause: str = "",
+    *,
+    notes_checked: bool = False,
 ) -> None:
     """How a connection (or an admin's check) went: ok or the classified reason (with its
     incident and the admin's cause) and the tools offered, shown as the server's status;
-    and the offer recorded for pinning (unless pinning is off)."""
+    and the offer recorded for pinning (unless pinning is off). `notes_checked`: an ok
+    `reason` is the check's notes (`server_status.save_result`)."""
     server_status.save_result(
-        server_id, ok, milliseconds, reason, definitions, incident=incident, cause=cause
+        server_id,
+        ok,
+        milliseconds,
+        reason,
+        definitions,
+        incident=incident,
+        cause=cause,
+        notes_checked=notes_checked,
     )
     if ok and pinning != OFF:
         server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
@@ -62,18 +72,22 @@ def record_check(
     definitions: list[dict[str, Any]],
     incident: str = "",
     cause: str = "",
+    *,
+    notes: str = "",
 ) -> None:
-    """An admin's check, recorded as a connect is."""
+    """An admin's check, recorded as a connect is, with its notes on an ok server's lists
+    (a connect does not look at them, and keeps the last check's)."""
     write_connection(
         server.pk,
         server.pinning,
         fingerprint,
         ok,
         milliseconds,
-        reason,
+        notes if ok else reason,
         definitions,
         incident,
         cause,
+        notes_checked=True,
     )
 
 

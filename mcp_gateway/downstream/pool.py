@@ -143,6 +143,12 @@ class Pool:
         conn.server = server
         return conn
 
+    def live(self, key: PoolKey) -> Connection | None:
+        """The live, connected connection for key, if any: not counted as use (a watcher's
+        look, which must not keep a server from its idle end)."""
+        conn = self._connections.get(key)
+        return conn if conn is not None and conn.is_ready and conn.alive else None
+
     def anyones(self, key: PoolKey) -> Connection | None:
         """A live connection of the same server and configuration, whoever's: what a server
         each person signs in to offers, for listing to a person not signed in yet."""

@@ -2,7 +2,9 @@
 `check_config` command).
 
 Connect (the pool's own `Connection`, so the same transports, sandbox and classified
-failures), list the tools, disconnect. Run from sync code (an admin view, a command) with
+failures), list the tools, and the resources, templates and prompts the server declares
+(what the toolbox endpoint would serve: a list that fails is a note on an ok status),
+disconnect. Run from sync code (an admin view, a command) with
 `check_servers`, which also records each result as the server's status, and its offer for
 pinning, as a gateway connect does. Nothing is shared with a running gateway's pool.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -23,6 +25,7 @@ from mcp_gateway.options import current_options
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef
 
 if TYPE_CHECKING:
+    from mcp_gateway.downstream.connection import Connection
     from toolboxes.models import Server
 
 CONCURRENT_CHECKS = 4  # servers started at once by one admin request
@@ -53,6 +56,7 @@ async def check_server(
         task_group.start_soon(conn.run)
         await conn.wait_ready()
         milliseconds = round((time.monotonic() - started) * 1000)
+        notes = await listing_notes(conn) if conn.error is None else ()
         conn.stop()
     story = conn.failure
     if conn.error and story is not None:
@@ -60,7 +64,41 @@ async def check_server(
         return CheckResult(
             False, milliseconds, [], story.phrase, story.incident, story.stderr_tail, cause
         )
-    return CheckResult(True, milliseconds, conn.definitions)
+    return CheckResult(True, milliseconds, conn.definitions, notes=notes)
+
+
+async def listing_notes(conn: Connection) -> tuple[str, ...]:
+    """Each list the server declares (resources, templates, prompts) and could not give,
+    with why: its own JSON-RPC error (code and message, redacted as its calls are), or the
+    gateway's classified phrase."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_gateway.downstream.failures import DownstreamFailure
+
+    capabilities = conn.capabilities
+    lists: list[tuple[str, Any, Any]] = []
+    if capabilities is not None and capabilities.resources is not None:
+        lists.append(("resources/list", types.ListResourcesRequest(), types.ListResourcesResult))
+        lists.append(
+            (
+                "resources/templates/list",
+                types.ListResourceTemplatesRequest(),
+                types.ListResourceTemplatesResult,
+            )
+        )
+    if capabilities is not None and capabilities.prompts is not None:
+        lists.append(("prompts/list", types.ListPromptsRequest(), types.ListPromptsResult))
+    notes: list[str] = []
+    for method, request, result_type in lists:
+        try:
+            await conn.request(request, result_type)
+        except MCPError as exc:
+            why = f"the server's error {exc.error.code}: {conn.redact(exc.error.message)}"
+            notes.append(f"{method} failed ({why})")
+        except DownstreamFailure as exc:
+            notes.append(f"{method} failed ({exc.reason})")
+    return tuple(notes)
 
 
 def check_servers(servers: Sequence[Server]) -> list[CheckResult]:
@@ -92,5 +130,6 @@ def check_servers(servers: Sequence[Server]) -> list[CheckResult]:
             result.tools,
             result.incident or "",
             result.cause,
+            notes="; ".join(result.notes),
         )
     return done

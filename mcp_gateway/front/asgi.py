@@ -25,6 +25,8 @@ SESSION_HEADER = b"mcp-session-id"
 # (which could spell them). Such a request is answered as an SSE stream, so that its
 # progress and log messages can come on it.
 PROGRESS_MARKERS = (b"progressToken", b"io.modelcontextprotocol/logLevel", b"\\u")
+# A request whose answer is a stream of notifications (2026-07-28's listen): SSE only.
+STREAMED_MARKERS = (b"subscriptions/listen",)
 
 
 async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bool]:
@@ -57,7 +59,8 @@ def answers_as_json(scope: Scope, body: bytes) -> bool:
     """Whether a plain JSON body may answer this POST: the client accepts both forms (so
     refusals stay the SSE transport's own) and its request cannot ask for progress."""
     has_json, has_sse = check_accept_headers(Request(scope))
-    return has_json and has_sse and not any(marker in body for marker in PROGRESS_MARKERS)
+    markers = (*PROGRESS_MARKERS, *STREAMED_MARKERS)
+    return has_json and has_sse and not any(marker in body for marker in markers)
 
 
 # Refused before MCP: the HTTP status and headers say how, the body says why, as a JSON-RPC

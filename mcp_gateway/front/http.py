@@ -107,6 +107,13 @@ class Gateway:
         finally:
             await release_database()
 
+    def end_streams(self) -> None:
+        """End the toolbox endpoint's listen streams gracefully (a shutdown: uvicorn waits
+        for every open response, and those never end by themselves). On the event loop."""
+        endpoint = self._parts.toolbox_endpoint if self._parts is not None else None
+        if endpoint is not None:
+            endpoint.changes.close()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         parts = self.parts
         if credential_headers(scope["headers"]) > 1:

@@ -36,6 +36,7 @@ from mcp_gateway.front.server import (
     relay_input,
     url_elicitation,
 )
+from mcp_gateway.front.toolbox_changes import ToolboxChanges, honest
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -291,14 +292,18 @@ def build_toolbox_server(
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             caller, toolbox = _toolbox(ctx)
+            modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            capabilities = result.get("capabilities", {})
             try:
                 reached = await members.connect(caller, toolbox)
             except GatewayError:  # its servers not started now: the toolbox's own words
-                return {**result, "instructions": instructions_of(toolbox, [])}
+                reached = None
             result = {
                 **result,
-                "instructions": instructions_of(toolbox, reached),
-                "capabilities": declared(result.get("capabilities", {}), reached),
+                "instructions": instructions_of(toolbox, reached or []),
+                "capabilities": honest(
+                    capabilities if reached is None else declared(capabilities, reached), modern
+                ),
             }
         return result
 
@@ -314,6 +319,7 @@ def build_toolbox_server(
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,
+        on_subscriptions_listen=ToolboxChanges(members, reach, _toolbox),
     )
     server.middleware = [
         *request_middlewares(recorder.client_names, recorder.tracing),
@@ -329,6 +335,7 @@ class ToolboxEndpoint:
 
     server: Server[Any]
     json_answers: StreamableHTTPSessionManager
+    changes: ToolboxChanges  # its listen streams (`Gateway.end_streams` ends them)
 
 
 def build_toolbox_endpoint(
@@ -351,4 +358,6 @@ def build_toolbox_endpoint(
         security_settings=security,
         max_request_body_size=max_request_bytes,
     )
-    return ToolboxEndpoint(server, json_answers)
+    listen = server.get_request_handler("subscriptions/listen")
+    assert listen is not None and isinstance(listen.handler, ToolboxChanges)
+    return ToolboxEndpoint(server, json_answers, listen.handler)

@@ -172,6 +172,12 @@ class ToolboxMembers:
                 group.start_soon(reach, server)
         return [found[server.name] for server in toolbox.servers]
 
+    def live(self, caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
+        """The toolbox's servers whose connections are up now, none started nor counted as
+        used (what a watcher of their tools looks at)."""
+        live = [(s, self.pool.live(pool_key(caller, toolbox, s))) for s in toolbox.servers]
+        return [Member(server, conn, conn) for server, conn in live if conn is not None]
+
     # tools
 
     @staticmethod

@@ -1,7 +1,8 @@
 """The toolbox endpoint in front of published servers: server-everything's tools with their
 own annotations, a `resource_link` one of them returns read back through the endpoint, the
-instructions made of the toolbox's description and the servers' own, and PyPI's
-mcp-server-git called by its prefixed names (its filter holding)."""
+instructions made of the toolbox's description and the servers' own, npm's MCP Apps
+example (its tool's `_meta` naming a `ui://` page that the client reads through the
+endpoint), and PyPI's mcp-server-git called by its prefixed names (its filter holding)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload
 from tests.harness.tenant_dirs import tenant_dir
-from tests.harness.toolbox_world import EVERYTHING, add_everything, endpoint, needs_node
+from tests.harness.toolbox_world import (
+    APPS,
+    EVERYTHING,
+    add_apps,
+    add_everything,
+    endpoint,
+    needs_apps,
+    needs_node,
+)
 from toolboxes.models import Server
 
 pytestmark = [
@@ -32,6 +41,8 @@ def world(module_db) -> tuple[TenantSetup, str]:
     """acme, and the git repository its `vcs` toolbox's server is shown."""
     acme = make_tenant_setup("acme")
     add_everything(acme.toolbox("dev", "Development tools"))
+    if APPS.exists():
+        add_apps(acme.toolbox("apps", "Apps with pages"))
     repo = tenant_dir("acme") / "repo"  # a directory its servers may be shown
     repo.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -108,6 +119,49 @@ async def test_instructions_are_the_toolboxs_and_its_servers(dev, acme):
         second = client.instructions
     assert first == second
     assert first.startswith("Development tools\n\n## everything\n\n")
+
+
+async def own_app(uri: str) -> tuple[list[types.Tool], types.ReadResourceResult]:
+    """The MCP Apps server's tools and its page, from a direct stdio connection."""
+    direct = StdioServerParameters(command=str(APPS), args=["--stdio"])
+    async with stdio_client(direct) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return (await session.list_tools()).tools, await session.read_resource(uri)
+
+
+@needs_apps
+@pytest.mark.parametrize("generation", ["2025-11-25", "2026-07-28"])
+async def test_an_apps_tool_names_its_page_which_is_read_through_the_endpoint(
+    module_gateway, acme, generation
+):
+    """The tool's `_meta` is the server's own (`ui.resourceUri`, and the older flat
+    `ui/resourceUri`); the `ui://` page it names is read through the endpoint, the
+    server's HTML unchanged; and the tool is called by its prefixed name."""
+    apps = endpoint(module_gateway, "acme", "apps")
+    uri = "ui://get-time/mcp-app.html"
+    own_tools, own_page = await own_app(uri)
+    if generation == "2025-11-25":
+        async with apps.session(acme.key) as session:
+            tools = (await session.list_tools()).tools
+            listed = (await session.list_resources()).resources
+            page = await session.read_resource(uri)
+            called = await session.call_tool("apps__get-time", {})
+    else:
+        async with apps.client(acme.key) as client:
+            tools = (await client.list_tools()).tools
+            listed = (await client.list_resources()).resources
+            page = await client.read_resource(uri)
+            called = await client.call_tool("apps__get-time", {})
+    assert [tool.name for tool in tools] == ["apps__get-time"]
+    assert tools[0].meta == own_tools[0].meta
+    assert tools[0].meta is not None and tools[0].meta["ui"] == {"resourceUri": uri}
+    assert [str(resource.uri) for resource in listed] == [uri]
+    assert page.contents == own_page.contents
+    content = page.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert content.mime_type == "text/html;profile=mcp-app"
+    assert content.text.startswith("<!DOCTYPE html>")
+    assert not called.is_error, called
 
 
 async def test_git_is_called_by_its_prefixed_names(module_gateway, world, acme):

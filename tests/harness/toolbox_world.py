@@ -21,6 +21,11 @@ needs_node = pytest.mark.skipif(
     reason="Node or the npm test servers are missing (make test installs them when Node is "
     "present: npm ci --prefix tests)",
 )
+APPS = NODE_BIN / "mcp-server-basic-vanillajs"  # an MCP Apps server: a tool with a ui:// page
+needs_apps = pytest.mark.skipif(
+    shutil.which("node") is None or not APPS.exists(),
+    reason="Node or npm's MCP Apps example server is missing (npm ci --prefix tests)",
+)
 
 
 def add_everything(toolbox: Toolbox, position: int = 0) -> Server:
@@ -30,6 +35,15 @@ def add_everything(toolbox: Toolbox, position: int = 0) -> Server:
         command=str(EVERYTHING),
         args=["stdio"],
         position=position,
+    )
+    server.full_clean()
+    server.save()
+    return server
+
+
+def add_apps(toolbox: Toolbox, position: int = 0) -> Server:
+    server = Server(
+        toolbox=toolbox, name="apps", command=str(APPS), args=["--stdio"], position=position
     )
     server.full_clean()
     server.save()

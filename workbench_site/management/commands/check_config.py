@@ -48,7 +48,8 @@ class Command(BaseCommand):
             missing = server_status.missing_filters(server) if result.ok else []
             failed += not result.ok
             warned += bool(missing)
-            reason = result.reason if not result.ok else server_status.filter_warning(missing)
+            said = [server_status.filter_warning(missing)] if missing else []
+            reason = result.reason if not result.ok else "; ".join([*said, *result.notes])
             rows.append(
                 (
                     server.toolbox.tenant.slug,
@@ -56,7 +57,7 @@ class Command(BaseCommand):
                     server.name,
                     "ok" if result.ok else "failing",
                     str(len(result.tools)) if result.ok else "-",
-                    reason if (missing or not result.ok) else "",
+                    reason,
                 )
             )
         self.stdout.write("\n".join(table(rows)))

@@ -1,0 +1,147 @@
+"""`notifications/tools/list_changed` on the toolbox endpoint, on the streams 2026-07-28
+clients open with `subscriptions/listen` (the SDK's `ListenHandler`, one per stream).
+
+Each stream watches its toolbox's live connections: when one lists its server's tools again
+(the server's own `list_changed`, `Connection.tools_version`) and what this endpoint lists
+of that server for the caller changed (filters, holds and policies applied), the stream is
+told. A server that stops (its idle end) is not a change: its tools come back with it. A
+2025-11-25 client of this stateless endpoint has no stream to be told on, and its
+capabilities say so (`listChanged` false).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    SubscriptionBus,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+
+from mcp_gateway.metatools.toolbox_members import Member, ToolboxMembers
+from mcp_gateway.snapshots.callers import Caller
+from mcp_gateway.snapshots.servers import ToolboxConfig
+
+MAX_STREAMS = 1024  # listen streams open at once in this process, over every toolbox
+# How often a stream looks again without a listing to wake it: a server that started (or
+# started again) since is watched from then on.
+LOOK_AGAIN_SECONDS = 5.0
+TOO_MANY_STREAMS = "Subscription limit reached"  # the SDK's own text for its own cap
+
+Reach = Callable[[Caller, ToolboxConfig], Awaitable[list[Member]]]
+View = list[dict[str, Any]]
+
+
+class ToolboxChanges:
+    """The toolbox endpoint's `subscriptions/listen` handler (`Server(on_subscriptions_listen=)`),
+    the stream's toolbox told by `toolbox_of` (the request's path and credential)."""
+
+    def __init__(
+        self,
+        members: ToolboxMembers,
+        reach: Reach,
+        toolbox_of: Callable[[ServerRequestContext[Any, Any]], tuple[Caller, ToolboxConfig]],
+    ) -> None:
+        self.members = members
+        self.reach = reach
+        self.toolbox_of = toolbox_of
+        self.streams = 0
+        self.limit = MAX_STREAMS
+        self._open: set[ListenHandler] = set()
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        caller, toolbox = self.toolbox_of(ctx)
+        if self.streams >= self.limit:
+            raise MCPError(types.INTERNAL_ERROR, TOO_MANY_STREAMS)
+        bus = InMemorySubscriptionBus()
+        stream = ListenHandler(bus, max_subscriptions=1)
+        self.streams += 1
+        self._open.add(stream)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self.watch, caller, toolbox, bus)
+                try:
+                    ended = await stream(ctx, params)
+                finally:
+                    group.cancel_scope.cancel()
+        finally:
+            self.streams -= 1
+            self._open.discard(stream)
+        return ended
+
+    def close(self) -> None:
+        """End every open stream gracefully (its last frame the listen's result: the client
+        knows it was ended, not lost)."""
+        for stream in list(self._open):
+            stream.close()
+
+    async def watch(self, caller: Caller, toolbox: ToolboxConfig, bus: SubscriptionBus) -> None:
+        """Until cancelled (the stream's end): each change of a live server's tools as
+        listed to this caller is published once."""
+        with suppress(MCPError):  # refused by the open rate limit: those up are watched
+            await self.reach(caller, toolbox)  # started as a list would start them
+        seen: dict[str, View] = {}
+        looked: dict[str, tuple[Any, int]] = {}  # the connection and version each view is of
+        first = True
+        while True:
+            live = self.members.live(caller, toolbox)
+            changed = False
+            for member in live:
+                name, conn = member.server.name, member.conn
+                assert conn is not None  # live members are connected
+                if looked.get(name) == (conn, conn.tools_version):
+                    continue  # nothing listed since: its view is the same
+                looked[name] = (conn, conn.tools_version)
+                now = self.view(member, caller, toolbox)
+                changed |= not first and now != seen.get(name, [])
+                seen[name] = now
+            first = False
+            versions = [(m.conn, m.conn.tools_version) for m in live if m.conn is not None]
+            if changed:
+                await bus.publish(ToolsListChanged())
+            with anyio.move_on_after(LOOK_AGAIN_SECONDS):
+                await first_listing(versions)
+
+    def view(self, member: Member, caller: Caller, toolbox: ToolboxConfig) -> View:
+        tools = self.members.tools([member], caller, toolbox.name)
+        return [tool.model_dump(mode="json", by_alias=True) for tool in tools]
+
+
+async def first_listing(versions: list[tuple[Any, int]]) -> None:
+    """Returns once one of these connections listed its tools again after its version (or
+    ended); with none, never (the caller bounds the wait)."""
+    if not versions:
+        await anyio.sleep_forever()
+    async with anyio.create_task_group() as group:
+
+        async def one(conn: Any, version: int) -> None:
+            await conn.listing_after(version)
+            group.cancel_scope.cancel()
+
+        for conn, version in versions:
+            group.start_soon(one, conn, version)
+
+
+def honest(capabilities: dict[str, Any], modern: bool) -> dict[str, Any]:
+    """What the endpoint announces, said truthfully: tools' `listChanged` on 2026-07-28's
+    streams only; never resources' or prompts' (their servers' changes are not relayed),
+    nor resource subscriptions."""
+    kept = dict(capabilities)
+    if "tools" in kept:
+        kept["tools"] = {**kept["tools"], "listChanged": modern}
+    for name in ("resources", "prompts"):
+        if name in kept:
+            kept[name] = {**kept[name], "listChanged": False}
+    if "resources" in kept:
+        kept["resources"] = {**kept["resources"], "subscribe": False}
+    return kept
