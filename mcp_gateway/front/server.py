@@ -23,6 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway import __version__
 from mcp_gateway.downstream.connection import LogForward
 from mcp_gateway.front import instructions
+from mcp_gateway.front.cache_hints import META_TOOL_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
@@ -176,6 +177,7 @@ def build_server(
         title="Workbench MCP gateway",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        cache_hints=META_TOOL_HINTS,
     )
     # Replaces the SDK's default middleware: the SDK's own OpenTelemetry middleware comes
     # back only when spans are exported (the recorder's `tracing`).

@@ -25,6 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway import __version__
 from mcp_gateway.front.asgi import REFUSED
+from mcp_gateway.front.cache_hints import TOOLBOX_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
@@ -305,6 +306,7 @@ def build_toolbox_server(
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,
+        cache_hints=TOOLBOX_HINTS,
     )
     server.middleware = [
         *request_middlewares(recorder.client_names, recorder.tracing),
