@@ -374,9 +374,11 @@ class Connection:
         progress_callback: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
         on_log: LogForward | None = None,
+        task: types.TaskMetadata | None = None,
     ) -> types.CallToolResult:
         """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
-        `on_log`: where this call's log messages go (its client), None for nowhere."""
+        `on_log`: where this call's log messages go (its client), None for nowhere; `task`:
+        the client's, unchanged."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -407,7 +409,7 @@ class Connection:
             ):
                 request = types.CallToolRequest(
                     params=types.CallToolRequestParams(
-                        name=name, arguments=arguments, _meta=passed_on_meta(meta)
+                        name=name, arguments=arguments, task=task, _meta=passed_on_meta(meta)
                     )
                 )
                 if logs is None or received is None or on_log is None:

@@ -142,7 +142,7 @@ def build_server(
             return found.result
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
-            call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
+            call.meta, call.on_log, call.task = ctx.meta, log_forwarder(ctx), params.task
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):

@@ -188,7 +188,7 @@ def build_toolbox_server(
             assert refused.result is not None
             return refused.result
         call = ToolCall.of(caller, arguments)
-        call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
+        call.meta, call.on_log, call.task = ctx.meta, log_forwarder(ctx), params.task
         outcome: Outcome | None = None
         try:
             with in_flight.track(state.owner, ctx.request_id):

@@ -49,6 +49,9 @@ class ToolCall:
     # and where the server's log messages during the call go (None: only the gateway's log).
     meta: Mapping[str, Any] | None = None
     on_log: LogForward | None = None
+    # The client's `task` (2025-11-25's task-augmented call), passed on as it came: the
+    # gateway relays no `tasks/*` (README, "Tasks").
+    task: types.TaskMetadata | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -141,6 +144,7 @@ class ToolUser:
                 progress_callback=progress_callback,
                 meta=call.meta,
                 on_log=call.on_log,
+                task=call.task,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in

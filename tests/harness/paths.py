@@ -9,3 +9,4 @@ HOSTILE_SERVER = str(SERVERS / "hostile_server.py")  # a server that tries to es
 SHIFTING_SERVER = str(SERVERS / "shifting_server.py")
 KERNEL_SERVER = str(SERVERS / "kernel_server.py")  # a server that reaches for the kernel
 RELAY_PROBE = str(SERVERS / "relay_probe.py")  # a server exercising what a gateway relays
+TASK_PROBE = str(SERVERS / "task_probe.py")  # a server showing what it gets of a task
