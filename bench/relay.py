@@ -211,6 +211,15 @@ async def _no_progress(progress: float, total: float | None, message: str | None
     pass
 
 
+def refusal_code(result: Any) -> str:
+    """A refused call's code (the gateway's) or the start of its text."""
+    code = ((result.structured_content or {}).get("error") or {}).get("code")
+    if code:
+        return str(code)
+    text = result.content[0].text if result.content else ""
+    return text[:60]
+
+
 def downstream_error(result: Any) -> tuple[Any, Any] | None:
     """A downstream JSON-RPC error's code and data, where a result carries them."""
     details = ((result.structured_content or {}).get("error") or {}).get("details") or {}
@@ -277,7 +286,7 @@ async def probe(caller: Caller, generation: str) -> dict[str, str]:
     await caller.call("probe", "add_tool", {})
     listed = ("probe", "added") in await caller.tools()
     answer = await caller.call("probe", "added", {})
-    callable_ = not answer.is_error
+    callable_ = "True" if not answer.is_error else f"False ({refusal_code(answer)})"
     cells["tools/list_changed: notifications; new tool listed, callable"] = (
         f"{seen.list_changed - before}; {listed}, {callable_}"
     )

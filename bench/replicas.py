@@ -127,7 +127,8 @@ def leaf(exc: BaseException) -> BaseException:
 
 def described(slug: str, exc: BaseException) -> str:
     inner = leaf(exc)
-    return f"{slug}: {type(inner).__name__}: {inner}"[:200]
+    data = getattr(getattr(inner, "error", None), "data", None)  # an MCPError's: the status
+    return f"{slug}: {type(inner).__name__}: {inner}{f' ({data})' if data else ''}"[:200]
 
 
 def marker(slug: str) -> str:
@@ -343,8 +344,10 @@ class Load:
 
 async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Load:
     """Each tenant: `per_tenant` sessions at /mcp/t/<slug>, each opening the toolbox and
-    calling once with use_tool, and as many at the toolbox's endpoint, each calling the
-    same tool there once (issue 35: both must land on the tenant's replica)."""
+    calling once with use_tool, all tenants' at once; then as many at the toolbox's
+    endpoint, each calling the same tool there once (issue 35: both must land on the
+    tenant's replica). One endpoint at a time: as many requests in flight as before the
+    endpoint existed, so that the bounded-load hash moves no more tenants than it did."""
     load = Load(base, keys, 1)
 
     async def one(slug: str, toolbox_endpoint: bool) -> None:
@@ -360,16 +363,13 @@ async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Loa
                 load.failed += result.is_error
         except Exception as exc:  # counted and shown, not fatal to the measurement
             load.failed += 1
-            load.failures.append(described(slug, exc))
+            where = " (toolbox endpoint)" if toolbox_endpoint else ""
+            load.failures.append(described(slug + where, exc))
 
-    await asyncio.gather(
-        *(
-            one(slug, toolbox_endpoint)
-            for slug in keys
-            for toolbox_endpoint in (False, True)
-            for _ in range(per_tenant)
+    for toolbox_endpoint in (False, True):
+        await asyncio.gather(
+            *(one(slug, toolbox_endpoint) for slug in keys for _ in range(per_tenant))
         )
-    )
     return load
 
 
@@ -828,7 +828,7 @@ def main() -> None:
                         Row(
                             SECTION,
                             f"{mode}: sessions ok / failed ({per_tenant} per tenant at "
-                            "/mcp/t/<slug>, as many at its toolbox endpoint)",
+                            "/mcp/t/<slug>, then as many at its toolbox endpoint)",
                             f"{opened.ok} / {opened.failed}",
                         )
                     )

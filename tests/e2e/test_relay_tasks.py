@@ -14,7 +14,8 @@ import pytest
 
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.paths import TASK_PROBE
-from tests.harness.results import payload, use
+from tests.harness.results import error_of, payload, use
+from tests.harness.toolbox_world import EVERYTHING, add_everything, needs_node
 from toolboxes.models import Server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.once, pytest.mark.xdist_group("relay_tasks")]
@@ -30,6 +31,8 @@ def world(module_db) -> TenantSetup:
     )
     server.full_clean()
     server.save()
+    if EVERYTHING.exists():  # simulate-research-query: a tool whose taskSupport is required
+        add_everything(acme.toolbox("research"))
     return acme
 
 
@@ -109,3 +112,24 @@ async def test_a_2026_client_sees_the_definition_its_revision_defines(dev, acme)
         [listed] = (await client.list_tools()).tools
     assert listed.name == "probe__echo_task"
     assert listed.execution is None
+
+
+@needs_node
+async def test_a_servers_task_answer_is_refused_as_an_invalid_result(module_gateway, acme):
+    """What the README says is missing: a server that answers a `task` call with a task
+    (a `CreateTaskResult`, to be polled with `tasks/get`) gets the gateway's
+    DOWNSTREAM_ERROR, as any answer that is not a tool result does."""
+    research = replace(
+        module_gateway, url=module_gateway.url.rstrip("/") + "/t/acme/toolboxes/research"
+    )
+    async with research.session(acme.key) as session:
+        answer = await session.send_request(
+            call("everything__simulate-research-query", {"topic": "tasks"}, 60_000),
+            types.CallToolResult,
+        )
+    code, message = error_of(answer)
+    assert code == "DOWNSTREAM_ERROR"
+    assert message.startswith(
+        "Error executing tool 'simulate-research-query' in server 'everything' "
+        "(toolbox 'research'): the server sent an invalid result"
+    ), message
