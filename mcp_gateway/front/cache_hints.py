@@ -2,9 +2,10 @@
 `ttlMs` and `cacheScope`, filled by the SDK (`Server(cache_hints=...)`) on every answer to a
 2026-07-28 client; the 2025-11-25 schema has no such fields, so those clients get none.
 
-Scoped `private` everywhere: what a list holds depends on the credential (its toolboxes,
-filters, policies, pins), and the instructions of `server/discover` name the caller's
-toolboxes, so no shared cache may hand one caller's answer to another.
+Scoped `private`: what a list holds depends on the credential (its toolboxes, filters,
+policies, pins), so no shared cache may hand one caller's answer to another. `server/discover`
+keeps the SDK's default (`private`, not reused: its instructions name the caller's
+toolboxes, which an admin's edit changes at once).
 """
 
 from __future__ import annotations
