@@ -10,7 +10,8 @@ messages; a tool added at run time with `tools/list_changed`) and
 tests/servers/fixture_server.py (progress, every content kind, `structuredContent`). The
 client is the SDK's: `ClientSession` (2025-11-25, `initialize`) and `mcp.Client`
 (2026-07-28, stateless), each path and generation with server processes of its own (the
-added tool would otherwise be there already). Each cell says what the client saw.
+added tool would otherwise be there already), pinning off. Each cell says what the client
+saw.
 Cancellation and elicitation are not probed here (see the rows).
 """
 
@@ -341,9 +342,12 @@ def main() -> None:
     options = parser.parse_args()
     rows: list[Row] = []
     missing = "not measured: --quick" if options.quick else fastmcp_missing()
+    # Pinning off: the relay is measured, not pinning (whose default, trust-first, holds a
+    # tool added at run time for an admin: TOOL_NOT_APPROVED until approved).
+    unpinned = {"pinning": "off"}
     servers = [
-        StdioServer("probe", sys.executable, (PROBE,)),
-        StdioServer("fixture", sys.executable, (FIXTURE,)),
+        StdioServer("probe", sys.executable, (PROBE,), fields=unpinned),
+        StdioServer("fixture", sys.executable, (FIXTURE,), fields=unpinned),
     ]
     toolboxes = {name: servers for name in ("use0", "use1", "tb0", "tb1")}
     with ExitStack() as stack:
