@@ -27,6 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[postgres,redis,demo]"
 	touch $@
 
+# tests/package-lock.json: a new npm package (the conformance suite, a server) is installed too.
 $(VENV)/.test-installed: $(VENV)/.installed tests/package-lock.json
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[test,postgres,redis,demo]"
 	@if command -v npm >/dev/null 2>&1; then \

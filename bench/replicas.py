@@ -110,6 +110,8 @@ if {memory!r}:
 print("SPARE", ApiKey.issue(Tenant.objects.get(slug={spare!r}))[1])
 """
 ECHO = {"tool": {"toolbox": "dev", "server": "fixture", "name": "echo"}, "arguments": {}}
+# The same tool called on the toolbox's own endpoint (/mcp/t/<slug>/toolboxes/dev).
+ENDPOINT_ECHO = "fixture__echo"
 MEMORY_SERVER = NODE_BIN / "mcp-server-memory"
 CLASSIFIED = "the gateway's shared store is unavailable: retry shortly (incident "
 # What the store's own errors say (an address, Redis' words): never for a client's eyes.
@@ -125,7 +127,8 @@ def leaf(exc: BaseException) -> BaseException:
 
 def described(slug: str, exc: BaseException) -> str:
     inner = leaf(exc)
-    return f"{slug}: {type(inner).__name__}: {inner}"[:200]
+    data = getattr(getattr(inner, "error", None), "data", None)  # an MCPError's: the status
+    return f"{slug}: {type(inner).__name__}: {inner}{f' ({data})' if data else ''}"[:200]
 
 
 def marker(slug: str) -> str:
@@ -273,15 +276,22 @@ def all_up(sock: Path, count: int, *, ramping: bool = False) -> bool:
 
 
 @asynccontextmanager
-async def tenant_session(base: str, slug: str, key: str) -> AsyncIterator[ClientSession]:
-    """A client session at the tenant's own endpoint, through the balancer, toolbox open."""
+async def tenant_session(
+    base: str, slug: str, key: str, *, toolbox_endpoint: bool = False
+) -> AsyncIterator[ClientSession]:
+    """A client session at the tenant's own endpoint, through the balancer, toolbox open;
+    or (`toolbox_endpoint`) at its toolbox's endpoint, which needs no open."""
     headers = {"Authorization": f"Bearer {key}"}
+    path = f"/mcp/t/{slug}" + ("/toolboxes/dev" if toolbox_endpoint else "")
     async with (
         httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http,
-        streamable_http_client(f"{base}/mcp/t/{slug}", http_client=http) as (read, write),
+        streamable_http_client(f"{base}{path}", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
+        if toolbox_endpoint:
+            yield session
+            return
         opened = await session.call_tool("open_toolbox", {"toolbox": "dev"})
         if opened.is_error:
             raise RuntimeError(f"open: {opened.content}")
@@ -333,20 +343,33 @@ class Load:
 
 
 async def sessions_once(base: str, keys: dict[str, str], per_tenant: int) -> Load:
-    """Each tenant: `per_tenant` sessions, each opening the toolbox and calling once."""
+    """Each tenant: `per_tenant` sessions at /mcp/t/<slug>, each opening the toolbox and
+    calling once with use_tool, all tenants' at once; then as many at the toolbox's
+    endpoint, each calling the same tool there once (issue 35: both must land on the
+    tenant's replica). One endpoint at a time: as many requests in flight as before the
+    endpoint existed, so that the bounded-load hash moves no more tenants than it did."""
     load = Load(base, keys, 1)
 
-    async def one(slug: str) -> None:
+    async def one(slug: str, toolbox_endpoint: bool) -> None:
         try:
-            async with tenant_session(base, slug, keys[slug]) as session:
-                result = await session.call_tool("use_tool", ECHO)
+            async with tenant_session(
+                base, slug, keys[slug], toolbox_endpoint=toolbox_endpoint
+            ) as session:
+                if toolbox_endpoint:
+                    result = await session.call_tool(ENDPOINT_ECHO, {})
+                else:
+                    result = await session.call_tool("use_tool", ECHO)
                 load.ok += not result.is_error
                 load.failed += result.is_error
         except Exception as exc:  # counted and shown, not fatal to the measurement
             load.failed += 1
-            load.failures.append(described(slug, exc))
+            where = " (toolbox endpoint)" if toolbox_endpoint else ""
+            load.failures.append(described(slug + where, exc))
 
-    await asyncio.gather(*(one(slug) for slug in keys for _ in range(per_tenant)))
+    for toolbox_endpoint in (False, True):
+        await asyncio.gather(
+            *(one(slug, toolbox_endpoint) for slug in keys for _ in range(per_tenant))
+        )
     return load
 
 
@@ -804,7 +827,8 @@ def main() -> None:
                     rows.append(
                         Row(
                             SECTION,
-                            f"{mode}: sessions ok / failed",
+                            f"{mode}: sessions ok / failed ({per_tenant} per tenant at "
+                            "/mcp/t/<slug>, then as many at its toolbox endpoint)",
                             f"{opened.ok} / {opened.failed}",
                         )
                     )

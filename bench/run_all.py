@@ -53,6 +53,7 @@ SCRIPTS: list[tuple[list[str], str]] = [
     (["search_speed.py"], "14 search speed"),
     (["search_tokens.py"], "15 search tokens"),
     (["secret_guard.py"], "16 secret guard"),
+    (["relay.py"], "17 relay"),
 ]
 SCRIPT_TIMEOUT = 1800.0
 # A bound for a loaded machine (the replicas' smoke run took 197 s at a load average of 12).

@@ -32,6 +32,7 @@ SECTIONS = (
     "13 search quality",
     "14 search speed",
     "16 secret guard",
+    "17 relay",
 )
 
 

@@ -424,12 +424,14 @@ class Connection:
         capabilities: Mapping[str, Any] | None = None,
         input_responses: types.InputResponses | None = None,
         request_state: str | None = None,
+        task: types.TaskMetadata | None = None,
     ) -> CallAnswer:
         """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
         `on_log`: where this call's log messages go (its client), None for nowhere;
         `capabilities`: what the calling client declared that a 2026-07-28 server is told
         (`envelope.relayed`); `input_responses` and `request_state`: a 2026-07-28 retry's,
-        the server's own state. The answer may be the server's input-required result."""
+        the server's own state; `task`: the client's, unchanged. The answer may be the
+        server's input-required result."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -462,6 +464,7 @@ class Connection:
                     params=types.CallToolRequestParams(
                         name=name,
                         arguments=arguments,
+                        task=task,
                         _meta=passed_on_meta(meta),
                         input_responses=input_responses,
                         request_state=request_state,

@@ -57,6 +57,11 @@ NO_STANDALONE_STREAM = (
     "This endpoint offers no server-to-client stream (GET): send requests by POST; "
     "answers and progress come on each POST's own response."
 )
+NO_SESSION_END = (
+    "This endpoint does not end sessions (DELETE): what a session opened belongs to its "
+    "API key, which other sessions may be using. Stop sending the session id instead."
+)
+ONLY_POST = [(b"allow", b"POST")]
 PROTOCOL_HEADER = b"mcp-protocol-version"
 TOO_MANY_IN_FLIGHT = (
     "This API key has {limit} requests in flight, its limit: retry when one has answered."
@@ -145,17 +150,17 @@ class Gateway:
             await refusal(send, 404, NOT_FOUND, NOT_FOUND_MESSAGE)
             return
         session_id = headers.get(SESSION_HEADER, b"").decode("latin-1") or None
-        if scope["method"] == "DELETE" and session_id:
-            # The client ends its session. What it opened belongs to its key, and other
-            # sessions of that key may be using it: nothing is forgotten.
-            await send({"type": "http.response.start", "status": 204, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+        if scope["method"] == "DELETE":
+            # What a session opened belongs to its key, and other sessions of that key may
+            # be using it: there is nothing to end, and a session id keeps working. The
+            # spec's answer for a server that does not let clients end sessions: 405 (a
+            # 2xx would promise a 404 for the id from then on).
+            await refusal(send, 405, "method_not_allowed", NO_SESSION_END, ONLY_POST)
             return
         if scope["method"] == "GET":
             # Served statelessly, nothing is ever sent on a standalone stream; holding one
             # open would cost a transport per idle client. The spec's answer: 405.
-            allowed = [(b"allow", b"POST, DELETE")]
-            await refusal(send, 405, "method_not_allowed", NO_STANDALONE_STREAM, allowed)
+            await refusal(send, 405, "method_not_allowed", NO_STANDALONE_STREAM, ONLY_POST)
             return
         bad_host = parts.host_check.refusal(scope, headers)
         if bad_host is not None:

@@ -24,6 +24,7 @@ from mcp_gateway import __version__
 from mcp_gateway.downstream.connection import CallAnswer, LogForward
 from mcp_gateway.downstream.envelope import relayed
 from mcp_gateway.front import instructions
+from mcp_gateway.front.cache_hints import META_TOOL_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
@@ -160,7 +161,7 @@ def build_server(
             return found.result
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
-            call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
+            call.meta, call.on_log, call.task = ctx.meta, log_forwarder(ctx), params.task
             relay_input(ctx, params, call)
             outcome: Outcome | None = None
             try:
@@ -197,6 +198,7 @@ def build_server(
         title="Workbench MCP gateway",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        cache_hints=META_TOOL_HINTS,
     )
     # Replaces the SDK's default middleware: the SDK's own OpenTelemetry middleware comes
     # back only when spans are exported (the recorder's `tracing`).

@@ -26,6 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway import __version__
 from mcp_gateway.downstream.connection import CallAnswer
 from mcp_gateway.front.asgi import REFUSED
+from mcp_gateway.front.cache_hints import TOOLBOX_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
 from mcp_gateway.front.request_naming import request_middlewares
@@ -194,7 +195,7 @@ def build_toolbox_server(
             assert refused.result is not None
             return refused.result
         call = ToolCall.of(caller, arguments)
-        call.meta, call.on_log = ctx.meta, log_forwarder(ctx)
+        call.meta, call.on_log, call.task = ctx.meta, log_forwarder(ctx), params.task
         relay_input(ctx, params, call)
         outcome: Outcome | None = None
         try:
@@ -320,6 +321,7 @@ def build_toolbox_server(
         on_get_prompt=get_prompt,
         on_completion=complete,
         on_subscriptions_listen=ToolboxChanges(members, reach, _toolbox),
+        cache_hints=TOOLBOX_HINTS,
     )
     server.middleware = [
         *request_middlewares(recorder.client_names, recorder.tracing),

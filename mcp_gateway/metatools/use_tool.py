@@ -57,6 +57,9 @@ class ToolCall:
     capabilities: Mapping[str, Any] | None = None
     input_responses: types.InputResponses | None = None
     request_state: str | None = None
+    # The client's `task` (2025-11-25's task-augmented call), passed on as it came: the
+    # gateway relays no `tasks/*` (README, "Tasks").
+    task: types.TaskMetadata | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -172,6 +175,7 @@ class ToolUser:
                 capabilities=call.capabilities,
                 input_responses=call.input_responses,
                 request_state=opened.server_state,
+                task=call.task,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in

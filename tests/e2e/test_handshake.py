@@ -3,7 +3,7 @@
 import httpx2
 import pytest
 
-from tests.harness.results import refusal_reason
+from tests.harness.results import INITIALIZE_PARAMS, raw_rpc, refusal_json, refusal_reason
 
 pytestmark = pytest.mark.anyio
 
@@ -123,4 +123,35 @@ async def test_no_standalone_stream_is_held_open(live_gateway, amake_setup):
             headers={"Authorization": f"Bearer {setup.key}", "Accept": "text/event-stream"},
         )
     assert refusal_reason(response, 405) == "method_not_allowed"
-    assert response.headers["allow"] == "POST, DELETE"
+    assert response.headers["allow"] == "POST"
+
+
+async def test_a_session_is_not_ended_by_delete(live_gateway, amake_setup):
+    """What a session opened is its key's: a DELETE ends nothing, so it is refused as the
+    2025-11-25 transport says a server that does not let clients end sessions answers
+    (405); the session id goes on working (a 2xx would have promised a 404 for it)."""
+    setup = await amake_setup()
+    headers = {
+        "Authorization": f"Bearer {setup.key}",
+        "Accept": "application/json, text/event-stream",
+    }
+    async with httpx2.AsyncClient(timeout=30) as http:
+        started = await raw_rpc(
+            http, live_gateway.url, "initialize", INITIALIZE_PARAMS, key=setup.key
+        )
+        session_id = started.headers["mcp-session-id"]
+        ended = await http.delete(
+            live_gateway.url, headers={**headers, "Mcp-Session-Id": session_id}
+        )
+        listed = await raw_rpc(
+            http, live_gateway.url, "tools/list", {}, key=setup.key, session_id=session_id
+        )
+    assert ended.status_code == 405
+    assert ended.headers["allow"] == "POST"
+    assert ended.json() == refusal_json(
+        405,
+        "method_not_allowed",
+        "This endpoint does not end sessions (DELETE): what a session opened belongs to its "
+        "API key, which other sessions may be using. Stop sending the session id instead.",
+    )
+    assert listed.status_code == 200 and "open_toolbox" in listed.text

@@ -1,7 +1,8 @@
 """The performance figures (docs/performance.md, once the README's) are one run's: the last
 `make bench`, whose table is bench/results/latest.md (issue 26: a table and a paragraph from
 two runs disagreed); the tool search's section, its own run of its two benchmarks
-(bench/results/issue33.md); the secrets guard's, its own (bench/results/issue36-secret-guard.md)."""
+(bench/results/issue33.md); the secrets guard's, its own (bench/results/issue36-secret-guard.md);
+the relay's and the toolbox endpoint's, one run of theirs (bench/results/issue34-35.md)."""
 
 import re
 from pathlib import Path
@@ -12,6 +13,8 @@ NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 SEARCH_SECTION = "\n## Tool search"
 # The secrets guard's section, its own run of its benchmark (issue 36).
 GUARD_SECTION = "\n## The secrets guard"
+# The relay's and the toolbox endpoint's section, one run of three benchmarks (issues 34, 35).
+RELAY_SECTION = "\n## The relay and the toolbox endpoint"
 
 
 def figures_of_its_run(page: str, results: str) -> tuple[list[float], list[str]]:
@@ -53,8 +56,20 @@ def test_every_tool_search_figure_is_in_its_run():
 
 def test_every_secrets_guard_figure_is_in_its_run():
     page = (ROOT / "docs" / "performance.md").read_text().split(GUARD_SECTION, 1)[1]
+    page = page.split(RELAY_SECTION, 1)[0]
     measured, cells = figures_of_its_run(page, "issue36-secret-guard.md")
     assert cells
     for cell in cells:
         for figure in NUMBER.findall(cell):
             assert float(figure.replace(",", "")) in measured, (figure, cell)
+
+
+def test_every_relay_and_toolbox_endpoint_figure_is_in_its_run():
+    page = (ROOT / "docs" / "performance.md").read_text().split(RELAY_SECTION, 1)[1]
+    measured, cells = figures_of_its_run(page, "issue34-35.md")
+    assert cells
+    for cell in cells:
+        for figure in NUMBER.findall(cell):
+            places = len(figure.partition(".")[2])
+            value = float(figure.replace(",", ""))
+            assert any(round(m, places) == value for m in measured), (figure, cell)
