@@ -5,7 +5,6 @@ unchanged, through `use_tool` and through a toolbox endpoint."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any
 
@@ -13,7 +12,7 @@ import mcp_types as types
 import pytest
 
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
-from tests.harness.paths import TASK_PROBE
+from tests.harness.paths import ROOT, TASK_PROBE
 from tests.harness.results import error_of, payload, use
 from tests.harness.toolbox_world import EVERYTHING, add_everything, needs_node
 from toolboxes.models import Server
@@ -21,13 +20,15 @@ from toolboxes.models import Server
 pytestmark = [pytest.mark.anyio, pytest.mark.once, pytest.mark.xdist_group("relay_tasks")]
 
 EXECUTION = {"taskSupport": "optional"}
+# The task probe runs on the 1.x SDK, which speaks 2025-11-25 only (tasks' revision).
+MCP1_PYTHON = str(ROOT / "tests" / ".mcp1-venv" / "bin" / "python")
 
 
 @pytest.fixture(scope="module")
 def world(module_db) -> TenantSetup:
     acme = make_tenant_setup("acme")
     server = Server(
-        toolbox=acme.toolbox("dev"), name="probe", command=sys.executable, args=[TASK_PROBE]
+        toolbox=acme.toolbox("dev"), name="probe", command=MCP1_PYTHON, args=[TASK_PROBE]
     )
     server.full_clean()
     server.save()

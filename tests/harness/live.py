@@ -93,6 +93,10 @@ class RunningGateway:
     live: LiveGateway
 
     def stop(self) -> None:
+        # As the process does on SIGINT (`drain.install`'s ending): open listen streams end
+        # first, since uvicorn waits for every open response.
+        assert self.live.loop is not None
+        self.live.loop.call_soon_threadsafe(self.live.app.gateway.end_streams)
         self.server.should_exit = True
         self.thread.join(timeout=SHUTDOWN_TIMEOUT)
         assert not self.thread.is_alive(), f"uvicorn did not shut down within {SHUTDOWN_TIMEOUT}s"

@@ -10,4 +10,4 @@ SHIFTING_SERVER = str(SERVERS / "shifting_server.py")
 KERNEL_SERVER = str(SERVERS / "kernel_server.py")  # a server that reaches for the kernel
 RELAY_PROBE = str(SERVERS / "relay_probe.py")  # a server exercising what a gateway relays
 UNLISTED_SERVER = str(SERVERS / "unlisted_server.py")  # tools work, other lists fail
-TASK_PROBE = str(SERVERS / "task_probe.py")  # a server showing what it gets of a task
+TASK_PROBE = str(SERVERS / "task_probe.py")  # a server showing what it gets of a task (1.x)
