@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.utils import timezone
-from mcp import MCPError
+from mcp import MCPError, UrlElicitationRequiredError
 
 from accounts.models import Membership
 from calls import webhooks
@@ -60,14 +60,15 @@ def anyio_backend() -> str:
 @pytest.fixture
 def acme(transactional_db: None) -> TenantSetup:
     """A tenant with a tenant key, its toolbox `dev` with the fixture server (`echo`
-    annotated destructive), its admin `boss` and a viewer `cal`."""
+        annotated destructive), and two of its admins, `boss` and `cal` (a personal key's owner
+    must be an admin to use /mcp)."""
     tenant = Tenant.objects.create(slug="acme", name="Acme")
     setup = issue_key(tenant)
     setup.fixture_server(setup.toolbox("dev"), "filesystem", "--destructive", "echo")
     boss = User.objects.create_user("boss", password=BOSS_PASSWORD, is_staff=True)
     Membership.objects.create(user=boss, tenant=tenant, role="admin")
     cal = User.objects.create_user("cal", password=CAL_PASSWORD, is_staff=True)
-    Membership.objects.create(user=cal, tenant=tenant, role="viewer")
+    Membership.objects.create(user=cal, tenant=tenant, role="admin")
     return setup
 
 
@@ -82,9 +83,7 @@ def ask_rule(setup: TenantSetup, toolbox: str = "dev", tool: str = "echo", **ter
     """An admin's "ask" rule for one tool (the admin's form is clicked through by
     test_approval_flow; here it is set as that form saves it)."""
     found = Toolbox.objects.get(tenant=setup.tenant, name=toolbox)
-    ToolPolicy.objects.create(
-        tenant=setup.tenant, toolbox=found, tool=tool, effect="ask", **terms
-    )
+    ToolPolicy.objects.create(tenant=setup.tenant, toolbox=found, tool=tool, effect="ask", **terms)
 
 
 def connect(live: LiveGateway, key: str, generation: str, **callbacks: Any) -> Any:
@@ -339,4 +338,130 @@ async def test_refused_expired_and_changed_arguments(
         ("APPROVAL_REQUIRED", ASKED),
         ("APPROVAL_REQUIRED", ASKED),
         ("ok", "approved by boss"),
+    ]
+
+
+def personal_key(setup: TenantSetup, username: str) -> str:
+    owner = User.objects.get(username=username)
+    return ApiKey.issue(setup.tenant, label="cal's laptop", owner=owner)[1]
+
+
+def allow_self_approval(setup: TenantSetup) -> None:
+    """As the admin's form saves it (its signal tells the gateways)."""
+    rule = ToolPolicy.objects.get(tenant=setup.tenant)
+    rule.self_approval = True
+    rule.save()
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+async def test_the_callers_own_call_needs_another_person_unless_the_rule_allows_it(
+    live_gateway: LiveGateway, browser: Browser, acme: TenantSetup, generation: str
+) -> None:
+    """Item 6: a member (an admin, even) calling with their personal key opens their own
+    link: a second pair of eyes, no buttons; once the rule allows self-approval, they
+    approve their own (new) call and it runs."""
+    key = await sync_to_async(personal_key)(acme, "cal")
+    await sync_to_async(ask_rule)(acme)
+    cal = await browser.page()
+    async with opened(live_gateway, key, generation) as client:
+        own = held_link(live_gateway, await echo(client))
+        page = await browser.follow(cal, path_of(live_gateway, own), "cal", CAL_PASSWORD)
+        await browser.shot(cal, f"approval-e2e-{generation}-07-own-call")
+        assert page["refusal"] == approvals.OWN_CALL and not page["buttons"]
+        assert page["arguments"] == SHOWN  # the caller sees their own call
+
+        await sync_to_async(allow_self_approval)(acme)
+        arguments = {**PLANTED, "text": "drop my-db"}
+        mine = held_link(live_gateway, await echo(client, arguments))
+        approval = await approval_at(live_gateway, mine)
+        assert approval.self_approval and approval.caller_label.endswith(", cal's")
+        done = await browser.decide(cal, path_of(live_gateway, mine), "#approve")
+        await browser.shot(cal, f"approval-e2e-{generation}-08-self-approved")
+        assert done["status"].startswith("approved by cal, ")
+        assert text_of(await echo(client, arguments)) == "drop my-db"
+    assert (await approval_at(live_gateway, own)).status == approvals.PENDING
+
+
+async def test_a_client_that_declared_url_elicitation_gets_the_link_as_one(
+    live_gateway: LiveGateway, browser: Browser, acme: TenantSetup
+) -> None:
+    """Item 7: a 2025-11-25 client that declared URL elicitation at its `initialize` (the
+    SDK's client does with an elicitation callback) gets -32042 naming the approval page
+    instead of a result; approved there, the same call runs."""
+    await sync_to_async(ask_rule)(acme)
+
+    async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
+        raise AssertionError("the gateway asks nothing during the call")
+
+    boss = await browser.page()
+    async with opened(live_gateway, acme.key, "2025-11-25", elicitation_callback=elicit) as client:
+        with pytest.raises(MCPError) as raised:
+            await echo(client)
+        error = raised.value.error
+        assert error.code == types.URL_ELICITATION_REQUIRED == -32042
+        assert error.message.startswith(HELD)
+        url = error.message.removeprefix(HELD)
+        [elicitation] = UrlElicitationRequiredError.from_error(error).elicitations
+        assert (elicitation.url, elicitation.message) == (url, error.message)
+        assert (error.data["code"], error.data["approval_url"]) == ("APPROVAL_REQUIRED", url)
+        assert (await approval_at(live_gateway, url)).status == approvals.PENDING
+        await browser.follow(boss, path_of(live_gateway, url), "boss", BOSS_PASSWORD)
+        await browser.decide(boss, path_of(live_gateway, url), "#approve")
+        assert text_of(await echo(client)) == "drop prod-db-7"
+
+
+def add_probe(setup: TenantSetup) -> None:
+    add_relay_probe(setup.toolbox("relay"))
+
+
+async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_asking_again(
+    live_gateway: LiveGateway, browser: Browser, acme: TenantSetup
+) -> None:
+    """Item 10 (2026-07-28): approved, the call's server asks the client for input; the
+    retry with the answer and the gateway's sealed state is the same approved call (the
+    arguments' digest travels in the state); a retry with changed arguments is asked anew."""
+    await sync_to_async(add_probe)(acme)
+    await sync_to_async(ask_rule)(acme, toolbox="relay", tool="ask_form")
+    held = WHERE.format(tool="ask_form", server="probe", toolbox="relay")
+    held += "approve this call first: "
+    answer = {"ask": types.ElicitResult(action="accept", content={"name": "Ada"})}
+
+    async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
+        return answer["ask"]
+
+    boss = await browser.page()
+    async with opened(
+        live_gateway, acme.key, "2026-07-28", toolbox="relay", elicitation_callback=elicit
+    ) as client:
+
+        async def ask_form(ticket: str, **retry: Any) -> Any:
+            call = use("relay", "probe", "ask_form", {"ticket": ticket})
+            return await client.session.call_tool(
+                "use_tool", call, allow_input_required=True, **retry
+            )
+
+        url = held_link(live_gateway, await ask_form("OPS-1"), held)
+        await browser.follow(boss, path_of(live_gateway, url), "boss", BOSS_PASSWORD)
+        await browser.decide(boss, path_of(live_gateway, url), "#approve")
+        asked = await ask_form("OPS-1")
+        assert isinstance(asked, types.InputRequiredResult), asked
+        assert list(asked.input_requests or {}) == ["ask"]
+        state = asked.request_state
+        done = await ask_form("OPS-1", input_responses=answer, request_state=state)
+        assert not done.is_error, text_of(done)
+        assert json.loads(text_of(done).removeprefix("answered ")) == {
+            "action": "accept",
+            "content": {"name": "Ada"},
+        }
+        changed = await ask_form("OPS-2", input_responses=answer, request_state=state)
+        again = held_link(live_gateway, changed, held)
+        assert again != url
+    assert (await approval_at(live_gateway, url)).status == approvals.USED
+    assert await Approval.objects.acount() == 2
+    asked_by = "approval required by: toolbox 'relay', tool 'ask_form', everyone"
+    assert await logged(acme, 4) == [
+        ("APPROVAL_REQUIRED", asked_by),
+        ("input_required", "approved by boss"),
+        ("ok", "approved: the retry of an approved call"),
+        ("APPROVAL_REQUIRED", asked_by),
     ]
