@@ -48,6 +48,7 @@ SHOWN = '{"aws_key": "[secret removed: AWS Access Key]", "text": "drop prod-db-7
 WHERE = "Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
 HELD = WHERE.format(tool="echo", server="filesystem", toolbox="dev") + "approve this call first: "
 DENIED = WHERE.format(tool="echo", server="filesystem", toolbox="dev") + "the call was not approved"
+ECHO = {"toolbox": "dev", "server": "filesystem", "tool": "echo"}
 ASKED = "approval required by: toolbox 'dev', tool 'echo', everyone"
 WAIT_SECONDS = 30.0
 
@@ -112,14 +113,16 @@ def base_of(live: LiveGateway) -> str:
     return live.url.removesuffix("/mcp")
 
 
-def held_link(live: LiveGateway, result: Any, held: str = HELD) -> str:
+def held_link(
+    live: LiveGateway, result: Any, held: str = HELD, where: dict[str, str] = ECHO
+) -> str:
     """The approval page's link of an APPROVAL_REQUIRED result, checked for its shape."""
     code, text = error_of(result)
     assert code == "APPROVAL_REQUIRED", text
     assert text.startswith(held), text
     url = text.removeprefix(held)
     assert url.startswith(base_of(live) + "/approvals/") and url.endswith("/"), url
-    assert result.structured_content["error"]["details"]["approval_url"] == url
+    assert result.structured_content["error"]["details"] == {**where, "approval_url": url}
     return url
 
 
@@ -277,19 +280,24 @@ async def test_approved_in_the_browser_the_call_runs_once(
         key_prefix=acme.api_key.prefix, meta_tool="use_tool", outcome="ok"
     )
 
-    def audit_trail() -> tuple[str, str]:
+    def history() -> list[list[str]]:
         boss.goto(f"/admin/calls/approval/{approval.pk}/history/")
-        history = boss.inner_text("#change-history")
-        boss.goto(f"/admin/calls/callrecord/{ran_row.pk}/change/")
-        return history, boss.inner_text("#content-main")
+        rows = boss.query_selector_all("#change-history tbody tr")
+        return [[cell.inner_text() for cell in row.query_selector_all("th, td")] for row in rows]
 
-    history, call_row = await browser.run(audit_trail)
-    await browser.shot(boss, f"approval-e2e-{generation}-04-call-log-row")
-    assert "boss" in history
-    assert (
-        f"Approved echo (server 'filesystem', toolbox 'dev') for {acme.api_key} from 127.0.0.1"
-    ) in history
-    assert "approved by boss" in call_row
+    def call_log_row() -> str:
+        boss.goto(f"/admin/calls/callrecord/{ran_row.pk}/change/")
+        return boss.inner_text(".field-decision")
+
+    [(_, who, what)] = await browser.run(history)
+    await browser.shot(boss, f"approval-e2e-{generation}-04-history")
+    assert (who, what) == (
+        "boss",
+        f"Approved echo (server 'filesystem', toolbox 'dev') for {acme.api_key} from 127.0.0.1",
+    )
+    decision = await browser.run(call_log_row)
+    await browser.shot(boss, f"approval-e2e-{generation}-05-call-log-row")
+    assert decision.startswith("Tool policy:\napproved by boss\n"), decision
 
 
 @pytest.mark.parametrize("generation", GENERATIONS)
@@ -304,7 +312,7 @@ async def test_refused_expired_and_changed_arguments(
         refused = held_link(live_gateway, await echo(client))
         await browser.follow(boss, path_of(live_gateway, refused), "boss", BOSS_PASSWORD)
         done = await browser.decide(boss, path_of(live_gateway, refused), "#refuse")
-        await browser.shot(boss, f"approval-e2e-{generation}-05-refused")
+        await browser.shot(boss, f"approval-e2e-{generation}-06-refused")
         assert done["message"] == "You refused this call: the caller is told it was not approved."
         assert done["status"].startswith("refused by boss, ") and not done["buttons"]
         denied = await echo(client)
@@ -318,7 +326,7 @@ async def test_refused_expired_and_changed_arguments(
         ).aupdate(expires_at=timezone.now() - timedelta(seconds=1))
         assert error_of(await echo(client)) == ("APPROVAL_DENIED", DENIED)
         expired = await browser.look(boss, path_of(live_gateway, expiring))
-        await browser.shot(boss, f"approval-e2e-{generation}-06-expired")
+        await browser.shot(boss, f"approval-e2e-{generation}-07-expired")
         assert expired["status"].startswith("expired at ")
         assert expired["status"].endswith(": the caller must call again")
         assert not expired["buttons"]
@@ -366,7 +374,7 @@ async def test_the_callers_own_call_needs_another_person_unless_the_rule_allows_
     async with opened(live_gateway, key, generation) as client:
         own = held_link(live_gateway, await echo(client))
         page = await browser.follow(cal, path_of(live_gateway, own), "cal", CAL_PASSWORD)
-        await browser.shot(cal, f"approval-e2e-{generation}-07-own-call")
+        await browser.shot(cal, f"approval-e2e-{generation}-08-own-call")
         assert page["refusal"] == approvals.OWN_CALL and not page["buttons"]
         assert page["arguments"] == SHOWN  # the caller sees their own call
 
@@ -376,7 +384,7 @@ async def test_the_callers_own_call_needs_another_person_unless_the_rule_allows_
         approval = await approval_at(live_gateway, mine)
         assert approval.self_approval and approval.caller_label.endswith(", cal's")
         done = await browser.decide(cal, path_of(live_gateway, mine), "#approve")
-        await browser.shot(cal, f"approval-e2e-{generation}-08-self-approved")
+        await browser.shot(cal, f"approval-e2e-{generation}-09-self-approved")
         assert done["status"].startswith("approved by cal, ")
         assert text_of(await echo(client, arguments)) == "drop my-db"
     assert (await approval_at(live_gateway, own)).status == approvals.PENDING
@@ -424,6 +432,7 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
     await sync_to_async(ask_rule)(acme, toolbox="relay", tool="ask_form")
     held = WHERE.format(tool="ask_form", server="probe", toolbox="relay")
     held += "approve this call first: "
+    where = {"toolbox": "relay", "server": "probe", "tool": "ask_form"}
     answer = {"ask": types.ElicitResult(action="accept", content={"name": "Ada"})}
 
     async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
@@ -440,7 +449,7 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
                 "use_tool", call, allow_input_required=True, **retry
             )
 
-        url = held_link(live_gateway, await ask_form("OPS-1"), held)
+        url = held_link(live_gateway, await ask_form("OPS-1"), held, where)
         await browser.follow(boss, path_of(live_gateway, url), "boss", BOSS_PASSWORD)
         await browser.decide(boss, path_of(live_gateway, url), "#approve")
         asked = await ask_form("OPS-1")
@@ -454,7 +463,7 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
             "content": {"name": "Ada"},
         }
         changed = await ask_form("OPS-2", input_responses=answer, request_state=state)
-        again = held_link(live_gateway, changed, held)
+        again = held_link(live_gateway, changed, held, where)
         assert again != url
     assert (await approval_at(live_gateway, url)).status == approvals.USED
     assert await Approval.objects.acount() == 2
