@@ -427,7 +427,8 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
 ) -> None:
     """Item 10 (2026-07-28): approved, the call's server asks the client for input; the
     retry with the answer and the gateway's sealed state is the same approved call (the
-    arguments' digest travels in the state); a retry with changed arguments is asked anew."""
+    approved run travels in the state), once: the state replayed is asked anew, and so is
+    a retry with changed arguments."""
     await sync_to_async(add_probe)(acme)
     await sync_to_async(ask_rule)(acme, toolbox="relay", tool="ask_form")
     held = WHERE.format(tool="ask_form", server="probe", toolbox="relay")
@@ -462,15 +463,27 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
             "action": "accept",
             "content": {"name": "Ada"},
         }
-        changed = await ask_form("OPS-2", input_responses=answer, request_state=state)
-        again = held_link(live_gateway, changed, held, where)
+        # The state replayed: the approved call ran once, this one is asked anew.
+        replayed = await ask_form("OPS-1", input_responses=answer, request_state=state)
+        again = held_link(live_gateway, replayed, held, where)
         assert again != url
+
+        # Approved again, then retried with other arguments: asked anew.
+        await browser.decide(boss, path_of(live_gateway, again), "#approve")
+        asked = await ask_form("OPS-1")
+        assert isinstance(asked, types.InputRequiredResult), asked
+        changed = await ask_form("OPS-2", input_responses=answer, request_state=asked.request_state)
+        other = held_link(live_gateway, changed, held, where)
+        assert other not in (url, again)
     assert (await approval_at(live_gateway, url)).status == approvals.USED
-    assert await Approval.objects.acount() == 2
+    assert (await approval_at(live_gateway, again)).status == approvals.USED
+    assert await Approval.objects.acount() == 3
     asked_by = "approval required by: toolbox 'relay', tool 'ask_form', everyone"
-    assert await logged(acme, 4) == [
+    assert await logged(acme, 6) == [
         ("APPROVAL_REQUIRED", asked_by),
         ("input_required", "approved by boss"),
         ("ok", "approved: the retry of an approved call"),
+        ("APPROVAL_REQUIRED", asked_by),
+        ("input_required", "approved by boss"),
         ("APPROVAL_REQUIRED", asked_by),
     ]

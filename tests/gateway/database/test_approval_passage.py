@@ -185,3 +185,27 @@ def test_two_passages_racing_for_one_approval_run_once(world):
         racer.join(timeout=60)
     assert sorted(verdicts) == [HELD, RUN]
     assert Approval.objects.get(pk=approval.pk).status == approvals.USED
+
+
+def test_the_retry_of_an_approved_run_is_let_through_once(world):
+    """A run that asked for input (2026-07-28) names itself in the sealed state; its retry
+    with those arguments runs once: the same state replayed, or brought with other
+    arguments, is asked anew."""
+    tenant, api_key, boss = world
+    call = held(tenant, api_key)
+    approval = Approval.objects.get(public_id=write_passage(call).public_id)
+    decide(approval.pk, boss, True, "127.0.0.1")
+    first = write_passage(call)
+    assert (first.verdict, first.retried) == (RUN, False)
+    assert first.run.startswith(f"{approval.public_id} ")
+    changed = replace(call, digest=arguments_digest({"path": "/etc"}), retry=first.run)
+    assert write_passage(changed).verdict == HELD
+    retried = write_passage(replace(call, retry=first.run))
+    assert (retried.verdict, retried.retried, retried.who) == (RUN, True, "boss")
+    assert retried.public_id == approval.public_id and retried.run != first.run
+    replayed = write_passage(replace(call, retry=first.run))
+    assert replayed.verdict == HELD and replayed.public_id != approval.public_id
+    again = write_passage(replace(call, retry=retried.run))  # the next round's state
+    assert (again.verdict, again.retried) == (RUN, True)
+    assert write_passage(replace(call, retry="not a run")).verdict == HELD
+    assert Approval.objects.get(pk=approval.pk).status == approvals.USED
