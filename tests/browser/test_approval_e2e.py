@@ -395,7 +395,8 @@ async def test_a_client_that_declared_url_elicitation_gets_the_link_as_one(
 ) -> None:
     """Item 7: a 2025-11-25 client that declared URL elicitation at its `initialize` (the
     SDK's client does with an elicitation callback) gets -32042 naming the approval page
-    instead of a result; approved there, the same call runs."""
+    instead of a result; approved there, the same call runs. A 2026-07-28 client that
+    declared elicitation gets the contract's result (its protocol has no -32042)."""
     await sync_to_async(ask_rule)(acme)
 
     async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
@@ -416,6 +417,9 @@ async def test_a_client_that_declared_url_elicitation_gets_the_link_as_one(
         await browser.follow(boss, path_of(live_gateway, url), "boss", BOSS_PASSWORD)
         await browser.decide(boss, path_of(live_gateway, url), "#approve")
         assert text_of(await echo(client)) == "drop prod-db-7"
+    # 2026-07-28 dropped -32042: a client that declared elicitation gets the result.
+    async with opened(live_gateway, acme.key, "2026-07-28", elicitation_callback=elicit) as client:
+        held_link(live_gateway, await echo(client))
 
 
 def add_probe(setup: TenantSetup) -> None:
