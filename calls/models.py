@@ -140,7 +140,12 @@ class Approval(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_from = models.CharField("decided from", max_length=100, blank=True)
-    used_at = models.DateTimeField(null=True, blank=True)
+    used_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the approved call ran (or, for a call whose server asked for input, "
+        "its retry did).",
+    )
     # A refusal or an expiry is told to the caller once (APPROVAL_DENIED); the next call
     # with the same arguments asks again.
     told = models.BooleanField(default=False)
