@@ -33,8 +33,8 @@ class CallRecord(models.Model):
         "signed in as",
         max_length=40,
         blank=True,
-        help_text="Whose connected account the call used: person:<user id>, tenant (shared), "
-        "workbench (client credentials); never a token.",
+        help_text="Whose connected account the call used: person:N (N: the member's user id), "
+        "tenant (shared), workbench (client credentials); never a token.",
     )
     decision = models.CharField(
         "tool policy",
@@ -98,7 +98,7 @@ class Approval(models.Model):
     public_id = models.CharField(max_length=40, unique=True, default=new_public_id)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="approvals")
     caller = models.CharField(
-        max_length=40, help_text="The credential that called: key:<id> or grant:<id>."
+        max_length=40, help_text="The credential that called: key:N or grant:N (N: its id)."
     )
     caller_label = models.CharField(
         "caller", max_length=200, help_text="How approvers see the caller (never a secret)."
@@ -140,7 +140,12 @@ class Approval(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_from = models.CharField("decided from", max_length=100, blank=True)
-    used_at = models.DateTimeField(null=True, blank=True)
+    used_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the approved call ran (or, for a call whose server asked for input, "
+        "its retry did).",
+    )
     # A refusal or an expiry is told to the caller once (APPROVAL_DENIED); the next call
     # with the same arguments asks again.
     told = models.BooleanField(default=False)

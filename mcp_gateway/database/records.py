@@ -135,12 +135,33 @@ def _caller_label(held: HeldCall) -> str:
     return f"{label}, {_who(person)}'s" if person is not None else label
 
 
+def _run(public_id: str, at: datetime) -> str:
+    """A run of an approved call: its approval and when it ran (`Approval.used_at`)."""
+    return f"{public_id} {at.isoformat()}"
+
+
+def _continued(same: Any, run: str, now: datetime) -> Passage | None:
+    """The retry of an approved run that asked for input, let through once: the run's
+    time moves on (a conditional update), so the state that named it names no run again."""
+    public_id, _, at = run.partition(" ")
+    try:
+        ran_at = datetime.fromisoformat(at)
+    except ValueError:
+        return None
+    ran = same.filter(public_id=public_id, status=approvals.USED, used_at=ran_at)
+    found = ran.select_related("decided_by").first()
+    if found is None or not ran.update(used_at=now):
+        return None
+    return Passage(RUN, public_id, _who(found.decided_by), run=_run(public_id, now), retried=True)
+
+
 def write_passage(held: HeldCall) -> Passage:
     """Whether a call a policy asks approval of may run, in one transaction: an approved,
     unused, unexpired approval of this caller's exact call is used (once, even with two
     calls racing in two processes: the conditional update is the lock) and the call runs;
-    a pending one holds it again; a refusal or an expiry not yet told is told once; else a
-    new approval is asked."""
+    so does the one retry of such a run that asked for input (`held.retry`); a pending one
+    holds it again; a refusal or an expiry not yet told is told once; else a new approval
+    is asked."""
     now = timezone.now()
     same = Approval.objects.filter(
         tenant_id=held.tenant_id,
@@ -151,6 +172,8 @@ def write_passage(held: HeldCall) -> Passage:
         arguments_digest=held.digest,
     )
     with transaction.atomic():
+        if held.retry and (retried := _continued(same, held.retry, now)) is not None:
+            return retried
         same.filter(status=approvals.PENDING, expires_at__lte=now).update(status=approvals.EXPIRED)
         approved = same.filter(status=approvals.APPROVED, expires_at__gt=now)
         for found in (
@@ -160,7 +183,8 @@ def write_passage(held: HeldCall) -> Passage:
                 status=approvals.USED, used_at=now
             )
             if used:
-                return Passage(RUN, found.public_id, _who(found.decided_by))
+                run = _run(found.public_id, now)
+                return Passage(RUN, found.public_id, _who(found.decided_by), run=run)
         pending = same.filter(status=approvals.PENDING).order_by("-pk").first()
         if pending is not None:
             return Passage(HELD, pending.public_id)

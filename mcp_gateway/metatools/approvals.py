@@ -21,6 +21,7 @@ from mcp_gateway.snapshots.callers import Caller
 ApprovalDoor = Callable[[HeldCall], Awaitable[Passage]]
 
 SHOWN_CHARS = 4000  # how much of a held call's arguments its approvers see
+RETRIED = "approved: the retry of an approved call"
 NO_DOOR = "not approved: this gateway keeps no approvals"
 
 
@@ -44,10 +45,13 @@ async def pass_held(
     arguments: Mapping[str, Any] | None,
     decision: Decision,
     redactors: tuple[Redactor, ...] = (),
-) -> str:
-    """Let a call that `decision` asks approval of through once a person approved it: the
-    call log's decision ("approved by alice"); else `APPROVAL_REQUIRED` (the link) or
-    `APPROVAL_DENIED` (refused, or expired: told once). `where`: toolbox, server, tool."""
+    retry: str = "",
+) -> tuple[str, str]:
+    """Let a call that `decision` asks approval of through once a person approved it (and
+    `retry`, the run a sealed input-required state names, once): the call log's decision
+    ("approved by alice") and the run, which an input-required result's state carries;
+    else `APPROVAL_REQUIRED` (the link) or `APPROVAL_DENIED` (refused, or expired: told
+    once). `where`: toolbox, server, tool."""
     toolbox, server, tool = where
     if door is None:
         raise errors.approval_denied(tool, server, toolbox, NO_DOOR)
@@ -63,10 +67,11 @@ async def pass_held(
         shown=shown(arguments, redactors),
         reason=decision.reason,
         terms=decision.terms,
+        retry=retry,
     )
     passage = await door(held)
     if passage.verdict == RUN:
-        return f"approved by {passage.who}"
+        return (RETRIED if passage.retried else f"approved by {passage.who}"), passage.run
     if passage.verdict == DENIED:
         why = f"refused by {passage.who}" if passage.who else "expired"
         raise errors.approval_denied(tool, server, toolbox, f"not approved: {why}")

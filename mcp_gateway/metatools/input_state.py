@@ -7,8 +7,9 @@ keys, so the retry may land on any process or replica) with whose call it is (th
 credential), the tool (toolbox, server, name) and an expiry. A state altered, expired,
 or presented by another credential or for another tool opens to nothing
 (`StateRefused`), so no caller can forge one nor use another's. A call a person approved
-(`metatools.approvals`) seals its arguments' digest too: its retry with the same
-arguments is the same approved call, not a new one to approve.
+(`metatools.approvals`) seals its run too: its retry with the same arguments is the same
+approved call, not a new one to approve, once (the database door moves the run on, so a
+state replayed, or a retry with other arguments, is asked anew).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class Bound:
 
 @dataclass(frozen=True, slots=True)
 class Opened:
-    """An unsealed state: the server's own, and the digest of the arguments a person
-    approved for the call ("" when it was not held)."""
+    """An unsealed state: the server's own, and the approved run it continues
+    (`snapshots.approvals.Passage.run`; "" when the call was not held)."""
 
     server_state: str | None
     approved: str = ""

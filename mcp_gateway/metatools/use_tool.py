@@ -12,7 +12,6 @@ import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from kernel.approvals import arguments_digest
 from kernel.redaction import Redactor
 from mcp_gateway.downstream.connection import CallAnswer, LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
@@ -155,16 +154,18 @@ class ToolUser:
             )
             if decided is not None and not decided.allowed:
                 raise errors.tool_forbidden(ref.name, server.name, toolbox.name, decided.reason)
-        approved = ""
+        approved = ""  # the approved run, which one retry of its input-required result continues
         if decided is not None and decided.ask:  # last: an approval is used only to run
-            approved = arguments_digest(args.arguments)
-            if opened.approved != approved:  # not the retry of this very approved call
-                where = (toolbox.name, server.name, ref.name)
-                call.decision = await pass_held(
-                    self.approvals, caller, where, args.arguments, decided, call.redactors
-                )
-            else:
-                call.decision = "approved: the retry of an approved call"
+            where = (toolbox.name, server.name, ref.name)
+            call.decision, approved = await pass_held(
+                self.approvals,
+                caller,
+                where,
+                args.arguments,
+                decided,
+                call.redactors,
+                retry=opened.approved,
+            )
         try:
             result = await conn.call_tool(
                 ref.name,

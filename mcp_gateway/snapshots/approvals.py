@@ -29,14 +29,20 @@ class HeldCall:
     shown: str  # the arguments as approvers see them: secrets masked, capped
     reason: str  # the rule or default that asked
     terms: ApprovalTerms
+    # A 2026-07-28 retry of an approved call that asked for input: the run it continues
+    # (`Passage.run`, brought back in the gateway's sealed state); empty: a new call.
+    retry: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Passage:
-    """The door's answer: `verdict` RUN (`who`: the person who approved), HELD
-    (`public_id`: the approval to link to) or DENIED (`who`: the person who refused; empty:
-    the approval expired)."""
+    """The door's answer: `verdict` RUN (`who`: the person who approved; `run`: this run,
+    which one retry may continue; `retried`: this is that retry), HELD (`public_id`: the
+    approval to link to) or DENIED (`who`: the person who refused; empty: the approval
+    expired)."""
 
     verdict: str
     public_id: str = ""
     who: str = ""
+    run: str = ""
+    retried: bool = False

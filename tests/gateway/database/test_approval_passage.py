@@ -22,7 +22,7 @@ from kernel import approvals
 from kernel.approvals import ApprovalTerms, arguments_digest
 from mcp_gateway.database.reads import load_tenant
 from mcp_gateway.database.records import write_passage
-from mcp_gateway.snapshots.approvals import DENIED, HELD, RUN, HeldCall
+from mcp_gateway.snapshots.approvals import DENIED, HELD, RUN, HeldCall, Passage
 from toolboxes.models import ApiKey, Tenant, Toolbox, ToolPolicy
 
 pytestmark = pytest.mark.django_db
@@ -157,24 +157,20 @@ def test_the_snapshot_carries_the_ask_rules_terms_read_with_the_rules(world):
     assert len(approver_reads) == 1  # one query for every rule's approvers
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
+POSTGRESQL_ONLY = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="racing writers: PostgreSQL's row locks"
 )
-def test_two_passages_racing_for_one_approval_run_once(world):
-    """Two processes' calls at once (two threads, a connection each): the approval's row
-    lock and its conditional update let exactly one run."""
-    tenant, api_key, boss = world
-    call = held(tenant, api_key)
-    approval = Approval.objects.get(public_id=write_passage(call).public_id)
-    decide(approval.pk, boss, True, "127.0.0.1")
+
+
+def racing(call: HeldCall) -> list[Passage]:
+    """Two processes' passages of `call` at once (two threads, a connection each)."""
     start = threading.Barrier(2, timeout=30)
-    verdicts: list[str] = []
+    passages: list[Passage] = []
 
     def race() -> None:
         start.wait()
         try:
-            verdicts.append(write_passage(call).verdict)
+            passages.append(write_passage(call))
         finally:
             connections.close_all()
 
@@ -183,5 +179,53 @@ def test_two_passages_racing_for_one_approval_run_once(world):
         racer.start()
     for racer in racers:
         racer.join(timeout=60)
-    assert sorted(verdicts) == [HELD, RUN]
+    return passages
+
+
+@pytest.mark.django_db(transaction=True)
+@POSTGRESQL_ONLY
+def test_two_passages_racing_for_one_approval_run_once(world):
+    """The approval's row lock and its conditional update let exactly one run."""
+    tenant, api_key, boss = world
+    call = held(tenant, api_key)
+    approval = Approval.objects.get(public_id=write_passage(call).public_id)
+    decide(approval.pk, boss, True, "127.0.0.1")
+    assert sorted(passage.verdict for passage in racing(call)) == [HELD, RUN]
+    assert Approval.objects.get(pk=approval.pk).status == approvals.USED
+
+
+@pytest.mark.django_db(transaction=True)
+@POSTGRESQL_ONLY
+def test_two_retries_racing_for_one_run_continue_it_once(world):
+    tenant, api_key, boss = world
+    call = held(tenant, api_key)
+    approval = Approval.objects.get(public_id=write_passage(call).public_id)
+    decide(approval.pk, boss, True, "127.0.0.1")
+    run = write_passage(call).run
+    passages = racing(replace(call, retry=run))
+    assert sorted(passage.verdict for passage in passages) == [HELD, RUN]
+    assert [passage.retried for passage in passages if passage.verdict == RUN] == [True]
+
+
+def test_the_retry_of_an_approved_run_is_let_through_once(world):
+    """A run that asked for input (2026-07-28) names itself in the sealed state; its retry
+    with those arguments runs once: the same state replayed, or brought with other
+    arguments, is asked anew."""
+    tenant, api_key, boss = world
+    call = held(tenant, api_key)
+    approval = Approval.objects.get(public_id=write_passage(call).public_id)
+    decide(approval.pk, boss, True, "127.0.0.1")
+    first = write_passage(call)
+    assert (first.verdict, first.retried) == (RUN, False)
+    assert first.run.startswith(f"{approval.public_id} ")
+    changed = replace(call, digest=arguments_digest({"path": "/etc"}), retry=first.run)
+    assert write_passage(changed).verdict == HELD
+    retried = write_passage(replace(call, retry=first.run))
+    assert (retried.verdict, retried.retried, retried.who) == (RUN, True, "boss")
+    assert retried.public_id == approval.public_id and retried.run != first.run
+    replayed = write_passage(replace(call, retry=first.run))
+    assert replayed.verdict == HELD and replayed.public_id != approval.public_id
+    again = write_passage(replace(call, retry=retried.run))  # the next round's state
+    assert (again.verdict, again.retried) == (RUN, True)
+    assert write_passage(replace(call, retry="not a run")).verdict == HELD
     assert Approval.objects.get(pk=approval.pk).status == approvals.USED
