@@ -73,7 +73,7 @@ def test_any_process_with_the_installations_keys_opens_it_and_rotation_keeps_it(
         unseal(BOUND, state, now=NOW)
 
 
-def test_an_approved_calls_digest_travels_with_its_state() -> None:
+def test_an_approved_calls_run_travels_with_its_state() -> None:
     state = seal(BOUND, "server-state", approved="d" * 64, now=NOW)
     assert unseal(BOUND, state, now=NOW).approved == "d" * 64
     assert unseal(BOUND, seal(BOUND, None, now=NOW), now=NOW).approved == ""
