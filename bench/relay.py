@@ -6,13 +6,14 @@ through FastMCP's proxy, from one run, for both protocol generations.
 
 Two stdio servers: tests/servers/relay_probe.py (a tool definition with `icons`, `_meta`
 and `execution`; a JSON-RPC error with `data`; the request `_meta` echoed; four log
-messages; a tool added at run time with `tools/list_changed`) and
+messages; a tool added at run time with `tools/list_changed`; `ask_form`, `ask_url`,
+`ask_sample`, `ask_roots`, which ask the client for input as its revision says) and
 tests/servers/fixture_server.py (progress, every content kind, `structuredContent`). The
 client is the SDK's: `ClientSession` (2025-11-25, `initialize`) and `mcp.Client`
 (2026-07-28, stateless), each path and generation with server processes of its own (the
-added tool would otherwise be there already), pinning off. Each cell says what the client
-saw.
-Cancellation and elicitation are not probed here (see the rows).
+added tool would otherwise be there already), pinning off. Each client declares
+elicitation (form and URL), sampling and roots, with callbacks that answer. Each cell says
+what the client saw. Cancellation is not probed here (see the rows).
 """
 
 from __future__ import annotations
@@ -75,6 +76,31 @@ class Seen:
     progress: int = 0
 
 
+async def _elicit(ctx: Any, params: Any) -> types.ElicitResult:
+    if getattr(params, "mode", None) == "url":
+        return types.ElicitResult(action="accept")
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def _sample(ctx: Any, params: Any) -> types.CreateMessageResult:
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text="hi"), model="bench"
+    )
+
+
+async def _roots(ctx: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])
+
+
+# What every client declares and answers: the server's questions (issue 34's relay).
+ANSWERS: dict[str, Any] = {
+    "elicitation_callback": _elicit,
+    "sampling_callback": _sample,
+    "list_roots_callback": _roots,
+}
+ASKS = ("ask_form", "ask_url", "ask_sample", "ask_roots")
+
+
 @dataclass
 class Caller:
     """One client of one path, one generation: calls a server's tool by its own name."""
@@ -106,7 +132,9 @@ async def client_of(
     if generation == GENERATIONS[0]:
         read, write = transport
         session = await stack.enter_async_context(
-            ClientSession(read, write, logging_callback=on_log, message_handler=on_message)
+            ClientSession(
+                read, write, logging_callback=on_log, message_handler=on_message, **ANSWERS
+            )
         )
         await session.initialize()
         return session
@@ -117,6 +145,7 @@ async def client_of(
             log_level="debug",
             message_handler=on_message,
             cache=None,
+            **ANSWERS,
         )
     )
 
@@ -283,6 +312,19 @@ async def probe(caller: Caller, generation: str) -> dict[str, str]:
             ", data intact" if intact else ", data lost"
         )
 
+    answered = []
+    for tool in ASKS:
+        try:
+            asked = await caller.call("probe", tool, {}, **log_kw)
+        except MCPError:
+            continue
+        text = asked.content[0].text if asked.content else ""
+        if not asked.is_error and text.startswith("answered "):
+            answered.append(tool.removeprefix("ask_"))
+    cells["elicitation form, URL; sampling; roots: answered"] = f"{len(answered)}/4" + (
+        f" ({', '.join(answered)})" if 0 < len(answered) < 4 else ""
+    )
+
     before = seen.list_changed
     await caller.call("probe", "add_tool", {})
     listed = ("probe", "added") in await caller.tools()
@@ -301,6 +343,7 @@ FEATURES = (
     "log messages (4 sent)",
     "request _meta (a custom key)",
     "downstream error: code, data",
+    "elicitation form, URL; sampling; roots: answered",
     "tools/list_changed: notifications; new tool listed, callable",
 )
 
@@ -382,10 +425,9 @@ def main() -> None:
     rows.append(
         Row(
             SECTION,
-            "cancellation, elicitation, sampling, roots",
-            "not probed here: cancellation by tests/e2e (the server gets "
-            "notifications/cancelled, 2 workers too); elicitation's relay is another part "
-            "of issue 34, not landed on this branch",
+            "cancellation",
+            "not probed here: tested end to end by tests/e2e (the server gets "
+            "notifications/cancelled, 2 workers too)",
         )
     )
     report(rows, options.json, "The relay, beside FastMCP's proxy")
