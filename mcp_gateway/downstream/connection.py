@@ -67,6 +67,9 @@ NOT_PASSED_ON = frozenset({"progressToken", "progress_token"})
 
 LogParams = types.LoggingMessageNotificationParams
 LogForward = Callable[[LogParams], Awaitable[None]]
+# Asks the calling client a server's question (elicitation, sampling, roots): its answer,
+# or its error (a 2025-11-25 client's, on its call's stream: `front.questions`).
+AskClient = Callable[[types.InputRequest], Awaitable[types.InputResponse | types.ErrorData]]
 # A tools/call's answer: its result, or (2026-07-28) the server's request for input.
 CallAnswer = types.CallToolResult | types.InputRequiredResult
 _CALL_ANSWER: TypeAdapter[CallAnswer] = TypeAdapter(CallAnswer)

@@ -10,11 +10,16 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.client._input_required import (
+    InputRequiredRoundsExceededError,
+    run_input_required_driver,
+)
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 
 from kernel.approvals import arguments_digest
 from kernel.redaction import Redactor
-from mcp_gateway.downstream.connection import CallAnswer, LogForward
+from mcp_gateway.downstream.connection import AskClient, CallAnswer, Connection, LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors, input_state, policy, secret_guard
@@ -57,6 +62,9 @@ class ToolCall:
     capabilities: Mapping[str, Any] | None = None
     input_responses: types.InputResponses | None = None
     request_state: str | None = None
+    # A 2025-11-25 client that declared them is asked the server's questions during the
+    # call (`front.questions`), and the server gets its answers: no input-required result.
+    ask: AskClient | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -162,30 +170,11 @@ class ToolUser:
                 )
             else:
                 call.decision = "approved: the retry of an approved call"
-        try:
-            result = await conn.call_tool(
-                ref.name,
-                args.arguments,
-                progress_callback=progress_callback,
-                meta=call.meta,
-                on_log=call.on_log,
-                capabilities=call.capabilities,
-                input_responses=call.input_responses,
-                request_state=opened.server_state,
-            )
-        except DownstreamFailure as exc:
-            if refused(conn) and self.accounts is not None:  # no retry: the person signs in
-                conn.stop()
-                failure = await sign_in_required(self.accounts, caller, server)
-                if isinstance(failure, SignInRequired):
-                    raise errors.auth_required(
-                        ref.name, server.name, toolbox.name, failure.url
-                    ) from None
-            code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
-            own = (exc.error.code, exc.error.data) if exc.error is not None else None
-            raise errors.downstream_failed(
-                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
-            ) from None
+        result = await self._downstream(
+            call, conn, progress_callback, call.input_responses, opened.server_state
+        )
+        if isinstance(result, types.InputRequiredResult) and call.ask is not None:
+            result = await self._asked(call, conn, progress_callback, result)
         if isinstance(result, types.InputRequiredResult):  # the client answers, then retries
             return types.InputRequiredResult(
                 input_requests=result.input_requests,
@@ -200,3 +189,86 @@ class ToolUser:
                 result, found = secret_guard.guard(result, call.redactors)
             call.secrets_removed = found.counts
         return result
+
+    async def _downstream(
+        self,
+        call: ToolCall,
+        conn: Connection,
+        progress_callback: ProgressFnT | None,
+        input_responses: types.InputResponses | None,
+        server_state: str | None,
+    ) -> CallAnswer:
+        """One tools/call to the server; its failures as the contract's errors."""
+        assert call.server is not None and call.toolbox is not None
+        server, toolbox = call.server, call.toolbox
+        args = parse_use_args(call.arguments)
+        ref = args.tool
+        try:
+            return await conn.call_tool(
+                ref.name,
+                args.arguments,
+                progress_callback=progress_callback,
+                meta=call.meta,
+                on_log=call.on_log,
+                capabilities=call.capabilities,
+                input_responses=input_responses,
+                request_state=server_state,
+            )
+        except DownstreamFailure as exc:
+            if refused(conn) and self.accounts is not None:  # no retry: the person signs in
+                conn.stop()
+                failure = await sign_in_required(self.accounts, call.caller, server)
+                if isinstance(failure, SignInRequired):
+                    raise errors.auth_required(
+                        ref.name, server.name, toolbox.name, failure.url
+                    ) from None
+            code = ErrorCode.TIMEOUT if exc.timed_out else ErrorCode.DOWNSTREAM_ERROR
+            own = (exc.error.code, exc.error.data) if exc.error is not None else None
+            raise errors.downstream_failed(
+                code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
+            ) from None
+
+    async def _asked(
+        self,
+        call: ToolCall,
+        conn: Connection,
+        progress_callback: ProgressFnT | None,
+        first: types.InputRequiredResult,
+    ) -> CallAnswer:
+        """The server's questions asked of the client during the call, and the call made
+        again with its answers and the server's own state, until the server answers (as the
+        SDK's client does it, at most its rounds). The client's error ends the call as the
+        server's own error would (`DOWNSTREAM_ERROR`, its message, code and data)."""
+        assert call.ask is not None and call.server is not None and call.toolbox is not None
+        ask = call.ask
+
+        async def dispatch(
+            key: str, request: types.InputRequest
+        ) -> types.InputResponse | types.ErrorData:
+            return await ask(request)
+
+        async def retry(responses: types.InputResponses | None, state: str | None) -> CallAnswer:
+            return await self._downstream(call, conn, progress_callback, responses, state)
+
+        name = parse_use_args(call.arguments).tool.name
+        server, toolbox = call.server.name, call.toolbox.name
+        try:
+            return await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+        except MCPError as exc:
+            raise errors.downstream_failed(
+                ErrorCode.DOWNSTREAM_ERROR,
+                name,
+                server,
+                toolbox,
+                exc.error.message,
+                None,
+                (exc.error.code, exc.error.data),
+            ) from None
+        except InputRequiredRoundsExceededError as exc:
+            raise errors.downstream_failed(
+                ErrorCode.DOWNSTREAM_ERROR,
+                name,
+                server,
+                toolbox,
+                f"the server asked for input more than {exc.max_rounds} times in one call",
+            ) from None
