@@ -103,9 +103,9 @@ def _on_2025(request: types.InputRequest, question: str) -> dict[str, Any]:
     question's own id names it then."""
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
     params = data.get("params")
-    if data["method"] == "elicitation/create" and isinstance(params, dict):
-        if params.get("mode") == "url" and not params.get("elicitationId"):
-            params["elicitationId"] = question
+    url = isinstance(params, dict) and params.get("mode") == "url"
+    if data["method"] == "elicitation/create" and url and not params.get("elicitationId"):
+        params["elicitationId"] = question
     return data
 
 
