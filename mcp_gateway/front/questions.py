@@ -102,9 +102,9 @@ def _on_2025(request: types.InputRequest, question: str) -> dict[str, Any]:
     (`elicitationId`, required), which a server spoken to in 2026-07-28 does not send: the
     question's own id names it then."""
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    params = data.get("params")
-    url = isinstance(params, dict) and params.get("mode") == "url"
-    if data["method"] == "elicitation/create" and url and not params.get("elicitationId"):
+    params: dict[str, Any] = data.get("params") or {}
+    url = data["method"] == "elicitation/create" and params.get("mode") == "url"
+    if url and not params.get("elicitationId"):
         params["elicitationId"] = question
     return data
 

@@ -40,8 +40,8 @@ def request_middlewares(client_names: ClientNames | None, spans: bool) -> list[A
             new_session = state.new_session_id if state is not None else None
             if new_session:
                 declared = relayed((ctx.params or {}).get("capabilities"))
-                info = ClientInfo(*client, declares_url_elicitation(ctx), declared)
-                await client_names.save(new_session, info)
+                named = ClientInfo(*client, declares_url_elicitation(ctx), declared)
+                await client_names.save(new_session, named)
         tenant = state.caller.tenant.slug if state is not None else ""
         info = RequestInfo(session_id, *(client or ("", "")), str(ctx.request_id or ""), tenant)
         token = request_context.current.set(info)

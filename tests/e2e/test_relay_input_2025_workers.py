@@ -74,7 +74,7 @@ class AnswersElsewhere(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-async def _elicit(ctx: Any, params: Any) -> types.ElicitResult:
+async def _elicit(context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
     return types.ElicitResult(action="accept", content={"name": "Ada"})
 
 
