@@ -45,6 +45,7 @@ from mcp_gateway.downstream.envrefs import ReferenceEnviron
 from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
+from mcp_gateway.downstream.server_questions import AskClient, Asking, ServerQuestions
 from mcp_gateway.downstream.stderr import StderrPipe
 from mcp_gateway.downstream.streams import WatchedStream, result_size
 from mcp_gateway.downstream.transports import open_transport
@@ -67,9 +68,6 @@ NOT_PASSED_ON = frozenset({"progressToken", "progress_token"})
 
 LogParams = types.LoggingMessageNotificationParams
 LogForward = Callable[[LogParams], Awaitable[None]]
-# Asks the calling client a server's question (elicitation, sampling, roots): its answer,
-# or its error (a 2025-11-25 client's, on its call's stream: `front.questions`).
-AskClient = Callable[[types.InputRequest], Awaitable[types.InputResponse | types.ErrorData]]
 # A tools/call's answer: its result, or (2026-07-28) the server's request for input.
 CallAnswer = types.CallToolResult | types.InputRequiredResult
 _CALL_ANSWER: TypeAdapter[CallAnswer] = TypeAdapter(CallAnswer)
@@ -135,6 +133,9 @@ class Connection:
         # Calls in flight: each one's queue of log messages for its client (None: its
         # client takes none). A log message goes to a call only when it is the one.
         self._calls: dict[int, MemoryObjectSendStream[LogParams] | None] = {}
+        # ... and what each one's client declared and how to ask it: a server spoken to in
+        # 2025-11-25 asks by a request, answered for the one call in flight.
+        self._asking: dict[int, Asking] = {}
         self._call_ids = 0
         self.notifications = Notifications(
             self.label,
@@ -210,6 +211,7 @@ class Connection:
                         admit=self.notifications.admit,  # a stdio server's, as it is read
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
+                    questions = ServerQuestions(self.label, lambda: list(self._asking.values()))
                     if stderr:
                         stderr.child_started()
                     session = await stack.enter_async_context(
@@ -224,6 +226,11 @@ class Connection:
                             # 2026-07-28 asks log messages per request: every level, for
                             # the gateway's log (a client gets those it asked for).
                             log_level="debug",
+                            # Declared at a 2025-11-25 initialize (a 2026-07-28 server is
+                            # told each call's own: `envelope`), answered for the call.
+                            elicitation_callback=questions.elicit,
+                            sampling_callback=questions.sample,
+                            list_roots_callback=questions.roots,
                         )
                     )
                     phase = "initialize"
@@ -427,12 +434,15 @@ class Connection:
         capabilities: Mapping[str, Any] | None = None,
         input_responses: types.InputResponses | None = None,
         request_state: str | None = None,
+        ask: AskClient | None = None,
     ) -> CallAnswer:
         """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
         `on_log`: where this call's log messages go (its client), None for nowhere;
         `capabilities`: what the calling client declared that a 2026-07-28 server is told
         (`envelope.relayed`); `input_responses` and `request_state`: a 2026-07-28 retry's,
-        the server's own state. The answer may be the server's input-required result."""
+        the server's own state; `ask`: how its client is asked a server's question during the
+        call (a server spoken to in 2025-11-25 asks by a request: `server_questions`). The
+        answer may be the server's input-required result."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -450,6 +460,7 @@ class Connection:
                 types.LoggingMessageNotificationParams
             ](CALL_LOG_QUEUE)
         self._calls[call_id] = logs
+        self._asking[call_id] = (capabilities, ask)
         try:
             # The gateway's own deadline, not the SDK's read timeout: the SDK reports its
             # timeout as an MCPError of code -32001, which a server may send as its own
@@ -504,6 +515,7 @@ class Connection:
             ) from None
         finally:
             del self._calls[call_id]
+            del self._asking[call_id]
             if logs is not None:
                 logs.close()
             current_redactor.reset(token)

@@ -39,7 +39,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 from mcp_types.methods import parse_client_result
 from pydantic import ValidationError
 
-from mcp_gateway.downstream.connection import AskClient
+from mcp_gateway.downstream.server_questions import AskClient
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.metatools.input_state import STATE_TTL
 from mcp_gateway.store.failure import StoreUnavailable

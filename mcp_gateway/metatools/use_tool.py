@@ -19,9 +19,10 @@ from mcp.shared.exceptions import MCPError
 
 from kernel.approvals import arguments_digest
 from kernel.redaction import Redactor
-from mcp_gateway.downstream.connection import AskClient, CallAnswer, Connection, LogForward
+from mcp_gateway.downstream.connection import CallAnswer, Connection, LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
+from mcp_gateway.downstream.server_questions import AskClient
 from mcp_gateway.metatools import errors, input_state, policy, secret_guard
 from mcp_gateway.metatools.approvals import pass_held
 from mcp_gateway.metatools.connect import (
@@ -213,6 +214,7 @@ class ToolUser:
                 capabilities=call.capabilities,
                 input_responses=input_responses,
                 request_state=server_state,
+                ask=call.ask,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in
