@@ -35,7 +35,7 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import _JSONRPCDispatchContext
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT, ErrorData
 from mcp_types.methods import parse_client_result
 from pydantic import ValidationError
 
@@ -53,6 +53,7 @@ _MARKER = QUESTION_ID_PREFIX.encode()
 STORE_POLL_FIRST = 0.02
 STORE_POLL_MAX = 0.25
 NO_BACK_CHANNEL = "this call has no stream to ask the client on"
+NOT_ANSWERED = "the client did not answer {method} within {seconds:g}s"
 
 Owner = tuple[int, str]  # (API key id, session id)
 Outcome = dict[str, Any] | ErrorData  # what the SDK's dispatcher resolves a request with
@@ -144,22 +145,29 @@ class Questions:
         data = _on_2025(request, question)
         try:
             await self._record(owner, question)
+            answer: dict[str, Any] | ErrorData | None = None
             async with anyio.create_task_group() as watching:
                 watching.start_soon(self._watch_store, owner, question)
                 try:
-                    opts = {"request_id": question, "timeout": self.answer_seconds}
-                    answer = await outbound.send_raw_request(
-                        data["method"],
-                        data.get("params"),
-                        opts,  # type: ignore[arg-type]
-                    )
-                except MCPError as exc:  # the client's error, or no answer in time
-                    return exc.error
+                    # The gateway's own deadline (the client is told the question is
+                    # cancelled).
+                    with anyio.move_on_after(self.answer_seconds):
+                        try:
+                            answer = await outbound.send_raw_request(
+                                data["method"], data.get("params"), {"request_id": question}
+                            )
+                        except MCPError as exc:  # the client's error
+                            answer = exc.error
                 finally:
                     watching.cancel_scope.cancel()
         finally:
             del self._waiting[entry]
             await self._forget(owner, question)
+        if answer is None:
+            message = NOT_ANSWERED.format(method=request.method, seconds=self.answer_seconds)
+            return ErrorData(code=REQUEST_TIMEOUT, message=message)
+        if isinstance(answer, ErrorData):
+            return answer
         try:
             parsed = parse_client_result(request.method, ctx.session.protocol_version, answer)
         except (ValidationError, KeyError, ValueError):

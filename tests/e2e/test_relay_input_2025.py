@@ -20,6 +20,7 @@ import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
 
+from mcp_gateway.metatools.input_state import STATE_TTL
 from tests.e2e.test_relay_input import ASKS, FORM, ROOTS, Answers, answered
 from tests.harness.live import LiveGateway, TenantSetup, add_relay_probe, make_tenant_setup
 from tests.harness.results import error_of, payload, use
@@ -101,6 +102,32 @@ async def test_a_clients_error_to_the_question_ends_the_call(module_gateway, cal
     )
     details = result.structured_content["error"]["details"]
     assert (details["downstream_code"], details["downstream_data"]) == (-32042, {"why": "no"})
+
+
+async def test_a_client_that_does_not_answer_in_time_ends_the_call(module_gateway, caller):
+    """The client has `answer_seconds` (15 minutes; 1 s here) to answer; then its question
+    is cancelled and the call ends."""
+    questions = module_gateway.gateway.questions
+    release = anyio.Event()
+
+    async def hold(context: Any, params: Any) -> types.ElicitResult:
+        await release.wait()
+        return types.ElicitResult(action="decline")
+
+    questions.answer_seconds = 1
+    try:
+        async with module_gateway.session(caller.key, elicitation_callback=hold) as session:
+            payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+            result = await session.call_tool("use_tool", use("dev", "probe", "ask_form"))
+            release.set()
+    finally:
+        questions.answer_seconds = STATE_TTL
+    assert error_of(result) == (
+        "DOWNSTREAM_ERROR",
+        "Error executing tool 'ask_form' in server 'probe' (toolbox 'dev'): "
+        "the client did not answer elicitation/create within 1s",
+    )
+    assert result.structured_content["error"]["details"]["downstream_code"] == -32001
 
 
 async def test_the_toolbox_endpoint_asks_a_2025_client_too(toolbox_endpoint, caller):
