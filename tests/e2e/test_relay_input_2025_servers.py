@@ -1,6 +1,7 @@
-"""Input a server spoken to in 2025-11-25 asks for (issue 34): a remote server, which asks
-with a request during the call (`elicitation/create`, `sampling/createMessage`,
-`roots/list`) on its connection, shared by the tenant's callers.
+"""Input a server spoken to in 2025-11-25 asks for (issue 34): a remote server, and a stdio
+server on the SDK 1.x (which does not speak 2026-07-28), which ask with a request during the
+call (`elicitation/create`, `sampling/createMessage`, `roots/list`) on their connection,
+shared by the tenant's callers.
 
 The connection declares the capabilities and answers each request for the one call in
 flight on it: a 2025-11-25 client that declared the capability is asked on its call's
@@ -11,13 +12,16 @@ calls in flight the gateway does not guess whose request it is."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from tests.e2e.test_relay_input import ASKS, FORM, Answers, answered
 from tests.harness.live import TenantSetup, make_tenant_setup
+from tests.harness.paths import SERVERS
 from tests.harness.results import error_of, payload, text_of, use
 from tests.harness.servers import server_process
 from tests.harness.waits import eventually
@@ -48,17 +52,26 @@ def failed(tool: str, reason: str) -> tuple[str, str]:
     )
 
 
+OLD_PYTHON = str(Path(settings.BASE_DIR) / "tests" / ".mcp1-venv" / "bin" / "python")
+OLD_PROBE = str(SERVERS / "old_probe.py")
+
+
 @pytest.fixture(scope="module")
 def world(module_db) -> Iterator[TenantSetup]:
-    """The probe as a remote server (Streamable HTTP, stateful, spoken to in 2025-11-25)."""
+    """The probe as a remote server (Streamable HTTP, stateful, spoken to in 2025-11-25),
+    and `old`: tests/servers/old_probe.py on the SDK 1.x, over stdio."""
     with server_process("relay_probe.py") as port:
         setup = make_tenant_setup("relayremote")
+        toolbox = setup.toolbox("dev")
         Server.objects.create(
-            toolbox=setup.toolbox("dev"),
+            toolbox=toolbox,
             name="probe",
             transport="streamable-http",
             url=f"http://127.0.0.1:{port}/mcp",
             pinning="off",
+        )
+        Server.objects.create(
+            toolbox=toolbox, name="old", command=OLD_PYTHON, args=[OLD_PROBE], pinning="off"
         )
         yield setup
 
@@ -74,6 +87,16 @@ async def test_a_2025_client_answers_a_2025_servers_request(module_gateway, call
     async with module_gateway.session(caller.key, **answers.callbacks()) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         result = await session.call_tool("use_tool", use("dev", "probe", tool))
+    assert answered(result) == ASKS[tool][0]
+    assert len(answers.asked) == 1
+
+
+@pytest.mark.parametrize("tool", ["ask_form", "ask_sample", "ask_roots"])
+async def test_a_stdio_server_on_the_old_sdk_asks_a_2025_client(module_gateway, caller, tool):
+    answers = Answers()
+    async with module_gateway.session(caller.key, **answers.callbacks()) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        result = await session.call_tool("use_tool", use("dev", "old", tool))
     assert answered(result) == ASKS[tool][0]
     assert len(answers.asked) == 1
 
