@@ -575,6 +575,11 @@ class Connection:
         self.last_used = time.monotonic()
         token = current_redactor.set(self._redact)
         method = getattr(request, "method", "request")
+        self._call_ids += 1
+        call_id = self._call_ids
+        # In flight too, for a server's question: its client is asked nothing (the contract:
+        # a toolbox endpoint's prompts, resources and completions declare nothing).
+        self._asking[call_id] = (None, None)
         try:
             with anyio.move_on_after(timeout) as deadline:
                 result = await session.send_request(request, result_type)
@@ -597,6 +602,7 @@ class Connection:
                 "the server sent an invalid result", f"{method}: {exc!r}"
             ) from None
         finally:
+            del self._asking[call_id]
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()

@@ -5,13 +5,15 @@ result; the connection answers it for the call it belongs to.
 The connection declares elicitation (form and URL), sampling and roots at its `initialize`:
 a pooled connection serves every caller of the tenant, so it cannot declare one client's.
 A request from the server carries no tie to the call that caused it, so it is the one call
-in flight on the connection's, or nobody's: with none or several in flight the gateway
-does not guess, and answers with an error saying so (`CANNOT_TELL`). The call's client is
-asked when it declared the capability and can be asked during a call (a 2025-11-25 client,
-on its call's stream: `front.questions`); a client that declared nothing gets the answer
-the SDK's own client gives then (`NOT_DECLARED`, so the server answers as it answers a
-client that refuses); a 2026-07-28 client, which is asked only by an input-required
-result a server spoken to in 2025-11-25 cannot give, is answered `NOT_ASKABLE`.
+in flight on the connection's (a toolbox endpoint's resource, prompt or completion
+request counts, and its client is asked nothing), or nobody's: with none (`NO_CALL`) or
+several (`CANNOT_TELL`) in flight the gateway does not guess, and answers with an error
+saying so. The call's client is asked when it declared the capability and can be asked
+during a call (a 2025-11-25 client, on its call's stream: `front.questions`); a client
+that declared nothing gets the answer the SDK's own client gives then (`NOT_DECLARED`, so
+the server answers as it answers a client that refuses); a 2026-07-28 client, which is
+asked only by an input-required result a server spoken to in 2025-11-25 cannot give, is
+answered `NOT_ASKABLE`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ AskClient = Callable[[types.InputRequest], Awaitable[types.InputResponse | Error
 
 logger = logging.getLogger("workbench.downstream")
 
+NO_CALL = (
+    "Workbench has no call in flight on its connection to this server to ask this {method} for"
+)
 CANNOT_TELL = (
     "Workbench cannot tell which call this {method} is for: {count} calls are in flight on "
     "its connection to this server"
@@ -59,6 +64,9 @@ class ServerQuestions:
         self, capability: str, request: types.InputRequest
     ) -> types.InputResponse | ErrorData:
         calls = self.in_flight()
+        if not calls:
+            logger.info("[%s] %s not relayed: no call in flight", self.label, request.method)
+            return ErrorData(code=INVALID_REQUEST, message=NO_CALL.format(method=request.method))
         if len(calls) != 1:
             logger.info(
                 "[%s] %s not relayed: %d calls in flight", self.label, request.method, len(calls)
