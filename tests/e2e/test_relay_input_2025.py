@@ -130,6 +130,20 @@ async def test_a_client_that_does_not_answer_in_time_ends_the_call(module_gatewa
     assert result.structured_content["error"]["details"]["downstream_code"] == -32001
 
 
+async def test_a_server_that_asks_for_ever_is_stopped(module_gateway, caller):
+    """As the SDK's client does: at most 10 rounds of questions in one call."""
+    answers = Answers()
+    async with module_gateway.session(caller.key, **answers.callbacks()) as session:
+        payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+        result = await session.call_tool("use_tool", use("dev", "probe", "ask_forever"))
+    assert error_of(result) == (
+        "DOWNSTREAM_ERROR",
+        "Error executing tool 'ask_forever' in server 'probe' (toolbox 'dev'): "
+        "the server asked for input more than 10 times in one call",
+    )
+    assert len(answers.asked) == 10
+
+
 async def test_the_toolbox_endpoint_asks_a_2025_client_too(toolbox_endpoint, caller):
     answers = Answers()
     async with toolbox_endpoint.session(caller.key, **answers.callbacks()) as session:
