@@ -559,6 +559,12 @@ class Connection:
         return session.server_capabilities if session is not None else None
 
     @property
+    def modern(self) -> bool:
+        """Spoken to in 2026-07-28 (it asks for input by an input-required result)."""
+        session = self._session
+        return session is not None and session.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
     def instructions(self) -> str | None:
         session = self._session
         return session.instructions if session is not None else None

@@ -8,12 +8,12 @@ A request from the server carries no tie to the call that caused it, so it is th
 in flight on the connection's (a toolbox endpoint's resource, prompt or completion
 request counts, and its client is asked nothing), or nobody's: with none (`NO_CALL`) or
 several (`CANNOT_TELL`) in flight the gateway does not guess, and answers with an error
-saying so. The call's client is asked when it declared the capability and can be asked
-during a call (a 2025-11-25 client, on its call's stream: `front.questions`); a client
-that declared nothing gets the answer the SDK's own client gives then (`NOT_DECLARED`, so
-the server answers as it answers a client that refuses); a 2026-07-28 client, which is
-asked only by an input-required result a server spoken to in 2025-11-25 cannot give, is
-answered `NOT_ASKABLE`.
+saying so. The call's client is asked when it declared the capability: a 2025-11-25
+client on its call's stream (`front.questions`), a 2026-07-28 client by an input-required
+result while the call is held for its retry (`metatools.held_calls`); a client that
+declared nothing (or a request that is not a tool call) gets the answer the SDK's own
+client gives then (`NOT_DECLARED`, so the server answers as it answers a client that
+refuses).
 """
 
 from __future__ import annotations
@@ -44,10 +44,6 @@ NOT_DECLARED = {
     "sampling": "Sampling not supported",
     "roots": "List roots not supported",
 }
-NOT_ASKABLE = (
-    "Workbench cannot ask this client during a call (it speaks 2026-07-28, which asks by an "
-    "input-required result): {method} is not relayed to it"
-)
 
 # A call in flight: what its client declared (`envelope.relayed`) and how to ask it.
 Asking = tuple[Mapping[str, Any] | None, AskClient | None]
@@ -74,12 +70,8 @@ class ServerQuestions:
             message = CANNOT_TELL.format(method=request.method, count=len(calls))
             return ErrorData(code=INVALID_REQUEST, message=message)
         declared, ask = calls[0]
-        if declared is None or capability not in declared:
+        if ask is None or declared is None or capability not in declared:
             return ErrorData(code=INVALID_REQUEST, message=NOT_DECLARED[capability])
-        if ask is None:
-            return ErrorData(
-                code=INVALID_REQUEST, message=NOT_ASKABLE.format(method=request.method)
-            )
         return await ask(request)
 
     async def elicit(

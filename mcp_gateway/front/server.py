@@ -108,6 +108,7 @@ def relay_input(
     if declared is not None:
         wire = declared.model_dump(by_alias=True, mode="json", exclude_none=True)
         call.capabilities = relayed(wire)
+    call.input_required = True
     call.input_responses = params.input_responses
     call.request_state = params.request_state
 

@@ -32,6 +32,7 @@ from mcp_gateway.metatools.connect import (
     sign_in_required,
 )
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.held_calls import HELD_PREFIX, KEY, HeldCall, answer_of
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_tool, parse_use_args
 from mcp_gateway.metatools.tools import failed
@@ -66,6 +67,9 @@ class ToolCall:
     # A 2025-11-25 client that declared them is asked the server's questions during the
     # call (`front.questions`), and the server gets its answers: no input-required result.
     ask: AskClient | None = None
+    # A 2026-07-28 client: asked by input-required results (a server spoken to in
+    # 2025-11-25 that asks it has its call held for the retry: `held_calls`).
+    input_required: bool = False
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -87,6 +91,13 @@ class ToolCall:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HeldQuestion:
+    """A held call's question for its client (`held_calls`), its state sealed already."""
+
+    result: types.InputRequiredResult
+
+
 class ToolUser:
     def __init__(self, parts: MetaToolParts) -> None:
         self.pool = parts.pool
@@ -94,6 +105,7 @@ class ToolUser:
         self.limiter = parts.limiter
         self.accounts = parts.accounts
         self.approvals = parts.approvals
+        self.held = parts.held_calls
 
     async def __call__(
         self, call: ToolCall, progress_callback: ProgressFnT | None = None
@@ -171,25 +183,61 @@ class ToolUser:
                 )
             else:
                 call.decision = "approved: the retry of an approved call"
-        result = await self._downstream(
-            call, conn, progress_callback, call.input_responses, opened.server_state
-        )
-        if isinstance(result, types.InputRequiredResult) and call.ask is not None:
-            result = await self._asked(call, conn, progress_callback, result)
+        held_state = opened.server_state or ""
+        result: CallAnswer | HeldQuestion
+        if held_state.startswith(HELD_PREFIX):  # a retry: its held call gets the answer
+            taken = self.held.take(held_state)
+            if taken is None:
+                raise errors.held_elsewhere(ref.name, server.name, toolbox.name)
+            held, reply = taken
+            HeldCall.answer(reply, answer_of(call.input_responses))
+            result = await self._held_step(held, bound, approved)
+        elif call.input_required and call.capabilities and not conn.modern:
+            held = HeldCall()  # the server may ask during the call: held for the retry
+            call.ask = held.ask
+            held.start(self._downstream(call, conn, None, None, None))
+            result = await self._held_step(held, bound, approved)
+        else:
+            result = await self._downstream(
+                call, conn, progress_callback, call.input_responses, opened.server_state
+            )
+            if isinstance(result, types.InputRequiredResult) and call.ask is not None:
+                result = await self._asked(call, conn, progress_callback, result)
+        if isinstance(result, HeldQuestion):  # sealed already
+            return result.result
         if isinstance(result, types.InputRequiredResult):  # the client answers, then retries
             return types.InputRequiredResult(
                 input_requests=result.input_requests,
                 request_state=input_state.seal(bound, result.request_state, approved=approved),
             )
+        answer: types.CallToolResult = result
         if caller.tenant.guard_secrets:  # before anything else sees the result
-            if secret_guard.text_length(result) > secret_guard.IN_THREAD_CHARS:
-                result, found = await anyio.to_thread.run_sync(
-                    secret_guard.guard, result, call.redactors
+            if secret_guard.text_length(answer) > secret_guard.IN_THREAD_CHARS:
+                answer, found = await anyio.to_thread.run_sync(
+                    secret_guard.guard, answer, call.redactors
                 )
             else:
-                result, found = secret_guard.guard(result, call.redactors)
+                answer, found = secret_guard.guard(answer, call.redactors)
             call.secrets_removed = found.counts
-        return result
+        return answer
+
+    async def _held_step(
+        self, held: HeldCall, bound: input_state.Bound, approved: str
+    ) -> CallAnswer | HeldQuestion:
+        """What the held call comes to next: the server's question, as an input-required
+        result whose sealed state names the held call, or its end."""
+        step, reply = await held.next()
+        if reply is not None:
+            state = self.held.keep(held, reply)
+            asked = types.InputRequiredResult(
+                input_requests={KEY: step},
+                request_state=input_state.seal(bound, state, approved=approved),
+            )
+            return HeldQuestion(asked)
+        if isinstance(step, BaseException):
+            raise step
+        assert isinstance(step, types.CallToolResult | types.InputRequiredResult), step
+        return step
 
     async def _downstream(
         self,

@@ -5,9 +5,10 @@ shared by the tenant's callers.
 
 The connection declares the capabilities and answers each request for the one call in
 flight on it: a 2025-11-25 client that declared the capability is asked on its call's
-stream and the server gets its answer; a client that declared nothing is answered for as
-the SDK's client answers then; a 2026-07-28 client cannot be asked during a call; with two
-calls in flight the gateway does not guess whose request it is."""
+stream and the server gets its answer; a 2026-07-28 client is asked by an input-required
+result while the server's request waits, and its retry answers it; a client that declared
+nothing is answered for as the SDK's client answers then; with two calls in flight the
+gateway does not guess whose request it is."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -109,17 +111,47 @@ async def test_a_client_that_declared_nothing_is_answered_for(module_gateway, ca
     assert error_of(result) == failed(tool, NOT_DECLARED[tool])
 
 
-async def test_a_2026_client_is_not_asked_during_a_call(module_gateway, caller):
+@pytest.mark.parametrize("tool", list(ASKS))
+async def test_a_2026_client_answers_a_2025_servers_request(module_gateway, caller, tool):
+    """The server's request held, asked as an input-required result; the retry's answer
+    reaches the waiting server (the SDK's client drives the retries)."""
     answers = Answers()
     async with module_gateway.client(caller.key, **answers.callbacks()) as client:
         payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
-        result = await client.call_tool("use_tool", use("dev", "probe", "ask_form"))
-    assert error_of(result) == failed(
-        "ask_form",
-        "Workbench cannot ask this client during a call (it speaks 2026-07-28, which asks "
-        "by an input-required result): elicitation/create is not relayed to it",
+        result = await client.call_tool("use_tool", use("dev", "probe", tool))
+    assert answered(result) == ASKS[tool][0]
+    assert len(answers.asked) == 1
+
+
+async def test_a_held_call_is_answered_once(module_gateway, caller):
+    """A state naming a held call that this process no longer holds (answered already; or
+    held by another process) is refused with one text."""
+    answers = Answers()
+    answer = {"ask": types.ElicitResult(action="accept", content={"name": "Ada"})}
+    async with module_gateway.client(caller.key, **answers.callbacks()) as client:
+        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+        asked = await client.session.call_tool(
+            "use_tool", use("dev", "probe", "ask_form"), allow_input_required=True
+        )
+        assert isinstance(asked, types.InputRequiredResult), asked
+        assert asked.input_requests is not None and list(asked.input_requests) == ["ask"]
+        retries = [
+            await client.session.call_tool(
+                "use_tool",
+                use("dev", "probe", "ask_form"),
+                input_responses=answer,
+                request_state=asked.request_state,
+                allow_input_required=True,
+            )
+            for _ in range(2)
+        ]
+    assert answered(retries[0]) == FORM
+    assert error_of(retries[1]) == (
+        "INVALID_PARAMETERS",
+        "Error executing tool 'ask_form' in server 'probe' (toolbox 'dev'): the server's "
+        "question waits on another process of the gateway, or no longer; call the tool "
+        "again without the request state",
     )
-    assert answers.asked == []
 
 
 @pytest.mark.parametrize("tool", ["ask_form", "ask_roots"])
