@@ -82,12 +82,14 @@ class HeldCalls:
     """This process's held calls, by the id their sealed state names."""
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[HeldCall, MemoryObjectSendStream[Answer]]] = {}
+        self._held: dict[str, tuple[HeldCall, MemoryObjectSendStream[Answer], Any]] = {}
 
-    def keep(self, held: HeldCall, reply: MemoryObjectSendStream[Answer]) -> str:
-        """The state the client brings back for `held`, whose question waits at `reply`."""
+    def keep(self, held: HeldCall, reply: MemoryObjectSendStream[Answer], owner: Any) -> str:
+        """The state the client brings back for `held`, whose question waits at `reply`;
+        `owner`: whose call and which tool (`input_state.Bound`), checked again when it is
+        taken (a server's own state could spell the prefix)."""
         found = uuid.uuid4().hex
-        self._held[found] = (held, reply)
+        self._held[found] = (held, reply, owner)
         asyncio.get_running_loop().call_later(STATE_TTL, self._forget, found)
         return HELD_PREFIX + found
 
@@ -97,8 +99,15 @@ class HeldCalls:
         if held is not None:
             held[1].close()
 
-    def take(self, state: str) -> tuple[HeldCall, MemoryObjectSendStream[Answer]] | None:
-        return self._held.pop(state.removeprefix(HELD_PREFIX), None)
+    def take(
+        self, state: str, owner: Any
+    ) -> tuple[HeldCall, MemoryObjectSendStream[Answer]] | None:
+        found = state.removeprefix(HELD_PREFIX)
+        held = self._held.get(found)
+        if held is None or held[2] != owner:
+            return None
+        del self._held[found]
+        return held[0], held[1]
 
 
 def answer_of(responses: types.InputResponses | None) -> Answer:

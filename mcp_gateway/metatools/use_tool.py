@@ -186,7 +186,7 @@ class ToolUser:
         held_state = opened.server_state or ""
         result: CallAnswer | HeldQuestion
         if held_state.startswith(HELD_PREFIX):  # a retry: its held call gets the answer
-            taken = self.held.take(held_state)
+            taken = self.held.take(held_state, bound)
             if taken is None:
                 raise errors.held_elsewhere(ref.name, server.name, toolbox.name)
             held, reply = taken
@@ -228,7 +228,7 @@ class ToolUser:
         result whose sealed state names the held call, or its end."""
         step, reply = await held.next()
         if reply is not None:
-            state = self.held.keep(held, reply)
+            state = self.held.keep(held, reply, bound)
             asked = types.InputRequiredResult(
                 input_requests={KEY: step},
                 request_state=input_state.seal(bound, state, approved=approved),
