@@ -33,6 +33,7 @@ from mcp_gateway.downstream.warmup import WarmUp
 from mcp_gateway.front.auth import Authenticator
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.hostcheck import HostCheck
+from mcp_gateway.front.questions import Questions
 from mcp_gateway.front.server import build_server
 from mcp_gateway.front.toolbox_server import ToolboxEndpoint, build_toolbox_endpoint
 from mcp_gateway.metatools.known_tools import KnownTools
@@ -86,6 +87,8 @@ class GatewayParts:
     in_flight: InFlight
     metatools: MetaTools
     calls: InFlightCalls
+    # A 2025-11-25 client's answers to a server's questions during its calls.
+    questions: Questions
     server: Server[Any]
     # Two ways to answer a POST, both stateless: the SDK's SSE stream (a request that may
     # ask for progress: `server.session_manager`) and one JSON body (every other; no
@@ -177,7 +180,8 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
     )
     metatools = MetaTools(metatool_parts)
     calls = InFlightCalls()
-    server = build_server(metatools, recorder, calls)
+    questions = Questions(shared)
+    server = build_server(metatools, recorder, calls, questions)
     server.streamable_http_app(
         stateless_http=True,
         transport_security=NO_SDK_HOST_CHECK,
@@ -205,10 +209,16 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         in_flight=InFlight(options.key_max_in_flight),
         metatools=metatools,
         calls=calls,
+        questions=questions,
         server=server,
         json_answers=json_answers,
         host_check=HostCheck(options.allowed_hosts),
         toolbox_endpoint=build_toolbox_endpoint(
-            metatool_parts, recorder, calls, NO_SDK_HOST_CHECK, options.max_request_bytes
+            metatool_parts,
+            recorder,
+            calls,
+            NO_SDK_HOST_CHECK,
+            options.max_request_bytes,
+            questions,
         ),
     )

@@ -45,6 +45,7 @@ from mcp_gateway.downstream.envrefs import ReferenceEnviron
 from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
+from mcp_gateway.downstream.server_questions import AskClient, Asking, ServerQuestions
 from mcp_gateway.downstream.stderr import StderrPipe
 from mcp_gateway.downstream.streams import WatchedStream, result_size
 from mcp_gateway.downstream.transports import open_transport
@@ -132,6 +133,9 @@ class Connection:
         # Calls in flight: each one's queue of log messages for its client (None: its
         # client takes none). A log message goes to a call only when it is the one.
         self._calls: dict[int, MemoryObjectSendStream[LogParams] | None] = {}
+        # ... and what each one's client declared and how to ask it: a server spoken to in
+        # 2025-11-25 asks by a request, answered for the one call in flight.
+        self._asking: dict[int, Asking] = {}
         self._call_ids = 0
         self.notifications = Notifications(
             self.label,
@@ -207,6 +211,7 @@ class Connection:
                         admit=self.notifications.admit,  # a stdio server's, as it is read
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
+                    questions = ServerQuestions(self.label, lambda: list(self._asking.values()))
                     if stderr:
                         stderr.child_started()
                     session = await stack.enter_async_context(
@@ -221,6 +226,11 @@ class Connection:
                             # 2026-07-28 asks log messages per request: every level, for
                             # the gateway's log (a client gets those it asked for).
                             log_level="debug",
+                            # Declared at a 2025-11-25 initialize (a 2026-07-28 server is
+                            # told each call's own: `envelope`), answered for the call.
+                            elicitation_callback=questions.elicit,
+                            sampling_callback=questions.sample,
+                            list_roots_callback=questions.roots,
                         )
                     )
                     phase = "initialize"
@@ -425,13 +435,16 @@ class Connection:
         input_responses: types.InputResponses | None = None,
         request_state: str | None = None,
         task: types.TaskMetadata | None = None,
+        ask: AskClient | None = None,
     ) -> CallAnswer:
         """`meta`: the client's request `_meta` (what of it passes on: `passed_on_meta`);
         `on_log`: where this call's log messages go (its client), None for nowhere;
         `capabilities`: what the calling client declared that a 2026-07-28 server is told
         (`envelope.relayed`); `input_responses` and `request_state`: a 2026-07-28 retry's,
-        the server's own state; `task`: the client's, unchanged. The answer may be the
-        server's input-required result."""
+        the server's own state; `task`: the client's, unchanged; `ask`: how its client is
+        asked a server's question during the call (a server spoken to in 2025-11-25 asks by
+        a request: `server_questions`). The answer may be the server's input-required
+        result."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
@@ -449,6 +462,7 @@ class Connection:
                 types.LoggingMessageNotificationParams
             ](CALL_LOG_QUEUE)
         self._calls[call_id] = logs
+        self._asking[call_id] = (capabilities, ask)
         try:
             # The gateway's own deadline, not the SDK's read timeout: the SDK reports its
             # timeout as an MCPError of code -32001, which a server may send as its own
@@ -504,6 +518,7 @@ class Connection:
             ) from None
         finally:
             del self._calls[call_id]
+            del self._asking[call_id]
             if logs is not None:
                 logs.close()
             current_redactor.reset(token)
@@ -547,6 +562,12 @@ class Connection:
         return session.server_capabilities if session is not None else None
 
     @property
+    def modern(self) -> bool:
+        """Spoken to in 2026-07-28 (it asks for input by an input-required result)."""
+        session = self._session
+        return session is not None and session.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
     def instructions(self) -> str | None:
         session = self._session
         return session.instructions if session is not None else None
@@ -563,6 +584,11 @@ class Connection:
         self.last_used = time.monotonic()
         token = current_redactor.set(self._redact)
         method = getattr(request, "method", "request")
+        self._call_ids += 1
+        call_id = self._call_ids
+        # In flight too, for a server's question: its client is asked nothing (the contract:
+        # a toolbox endpoint's prompts, resources and completions declare nothing).
+        self._asking[call_id] = (None, None)
         try:
             with anyio.move_on_after(timeout) as deadline:
                 result = await session.send_request(request, result_type)
@@ -585,6 +611,7 @@ class Connection:
                 "the server sent an invalid result", f"{method}: {exc!r}"
             ) from None
         finally:
+            del self._asking[call_id]
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()

@@ -67,6 +67,7 @@ TOO_MANY_IN_FLIGHT = (
     "This API key has {limit} requests in flight, its limit: retry when one has answered."
 )
 IN_FLIGHT_RETRY_SECONDS = 1
+TOOL_CALL = b"tools/call"
 
 
 class Gateway:
@@ -210,7 +211,9 @@ class Gateway:
         # Applied here: served statelessly, the notification's own server is ended as soon
         # as it is accepted, before the SDK would hand it on.
         parts.calls.apply(state, body)
-        if not whole or not answers_as_json(scope, body):
+        await parts.questions.apply(state, body)  # a client's answer to a server's question
+        await self._declared(parts, state, body)
+        if not whole or state.capabilities or not answers_as_json(scope, body):
             await sse.handle_request(scope, replayed, send)  # its body limit answers 413
             return
         # A bare task rather than a task group: no group's bookkeeping on every call.
@@ -220,6 +223,17 @@ class Gateway:
                 await json_answers.handle_request(scope, replayed, send)
             finally:
                 watcher.cancel()
+
+    @staticmethod
+    async def _declared(parts: GatewayParts, state: RequestState, body: bytes) -> None:
+        """A tools/call of a 2025-11-25 session whose client declared elicitation, sampling
+        or roots at its `initialize`: what it declared, in `state` (its call is then served
+        as a stream, on which a server's question can reach it)."""
+        names = parts.recorder.client_names
+        if names is None or state.session_id is None or TOOL_CALL not in body:
+            return
+        declared = (await names.find(state.session_id)).capabilities
+        state.capabilities = dict(declared) if declared else None
 
 
 async def store_unavailable(send: Send, exc: StoreUnavailable) -> None:

@@ -9,9 +9,15 @@ from typing import Any
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
+from mcp_gateway.downstream.envelope import relayed
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.observe import request_context, tracing
-from mcp_gateway.observe.client_names import ClientNames, client_of, declares_url_elicitation
+from mcp_gateway.observe.client_names import (
+    ClientInfo,
+    ClientNames,
+    client_of,
+    declares_url_elicitation,
+)
 from mcp_gateway.observe.request_context import RequestInfo
 
 
@@ -26,14 +32,16 @@ def request_middlewares(client_names: ClientNames | None, spans: bool) -> list[A
         session_id = state.session_id if state is not None else None
         client = client_of(ctx)
         if client is None and session_id and client_names is not None:
-            *found, url_elicitation = await client_names.find(session_id)
-            client = (found[0], found[1])
+            found = await client_names.find(session_id)
+            client = (found.name, found.version)
             if state is not None:
-                state.url_elicitation = url_elicitation
+                state.url_elicitation = found.url_elicitation
         elif client is not None and ctx.method == "initialize" and client_names is not None:
             new_session = state.new_session_id if state is not None else None
             if new_session:
-                await client_names.save(new_session, (*client, declares_url_elicitation(ctx)))
+                declared = relayed((ctx.params or {}).get("capabilities"))
+                named = ClientInfo(*client, declares_url_elicitation(ctx), declared)
+                await client_names.save(new_session, named)
         tenant = state.caller.tenant.slug if state is not None else ""
         info = RequestInfo(session_id, *(client or ("", "")), str(ctx.request_id or ""), tenant)
         token = request_context.current.set(info)

@@ -20,6 +20,10 @@ class RequestState:
     # The session's client declared URL elicitation at its `initialize` (2025-11-25): a
     # sign-in it needs may come to it as one (`front.server`).
     url_elicitation: bool = False
+    # A tools/call of a session whose client declared elicitation, sampling or roots at its
+    # `initialize` (2025-11-25; wire form, `downstream.envelope.relayed`): served as a
+    # stream, on which a server's question may reach the client (`front.questions`).
+    capabilities: dict[str, Any] | None = None
 
     def put(self, scope: MutableMapping[str, Any]) -> None:
         scope.setdefault("state", {})[_KEY] = self

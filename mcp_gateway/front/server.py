@@ -26,6 +26,7 @@ from mcp_gateway.downstream.envelope import relayed
 from mcp_gateway.front import instructions
 from mcp_gateway.front.cache_hints import META_TOOL_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
+from mcp_gateway.front.questions import Questions
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.metatools import errors
@@ -86,18 +87,29 @@ def log_forwarder(ctx: ServerRequestContext[Any, Any]) -> LogForward | None:
 
 
 def relay_input(
-    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, call: ToolCall
+    ctx: ServerRequestContext[Any, Any],
+    params: types.CallToolRequestParams,
+    call: ToolCall,
+    questions: Questions | None = None,
 ) -> None:
-    """What a server asking the client for input needs of this call: a 2026-07-28 client's
-    declared elicitation, sampling and roots (the server is told those, no more), and a
-    retry's answers and state. A 2025-11-25 client is declared to have none: a server
-    asking it for input gets the answer it gives a client that declared nothing."""
+    """What a server asking the client for input needs of this call: the client's declared
+    elicitation, sampling and roots (the server is told those, no more); a 2026-07-28
+    retry's answers and state; for a 2025-11-25 client that declared some at its
+    `initialize` (its call then served as a stream: `front.http`), how the server's
+    questions are asked of it during the call (`questions`). A 2025-11-25 client that
+    declared none: a server asking it gets the answer it gives a client that declared
+    nothing."""
     if not modern(ctx):
+        state = _state(ctx)
+        if questions is not None and state.capabilities and state.owner is not None:
+            call.capabilities = state.capabilities
+            call.ask = questions.asker(ctx, state.owner)
         return
     declared = ctx.session.client_capabilities
     if declared is not None:
         wire = declared.model_dump(by_alias=True, mode="json", exclude_none=True)
         call.capabilities = relayed(wire)
+    call.input_required = True
     call.input_responses = params.input_responses
     call.request_state = params.request_state
 
@@ -125,10 +137,14 @@ def url_elicitation(result: types.CallToolResult) -> UrlElicitationRequiredError
 
 
 def build_server(
-    metatools: MetaTools, recorder: Recorder, in_flight: InFlightCalls | None = None
+    metatools: MetaTools,
+    recorder: Recorder,
+    in_flight: InFlightCalls | None = None,
+    questions: Questions | None = None,
 ) -> Server[Any]:
     """`in_flight`: the calls a client's `notifications/cancelled` may reach (`http`
-    applies those, before a stateless request's server may be gone)."""
+    applies those, before a stateless request's server may be gone); `questions`: where a
+    2025-11-25 client's answers to a server's questions are led (`http` applies those)."""
     in_flight = in_flight if in_flight is not None else InFlightCalls()
 
     async def list_tools(
@@ -162,7 +178,7 @@ def build_server(
         if params.name == "use_tool":
             call = ToolCall.of(state.caller, params.arguments)
             call.meta, call.on_log, call.task = ctx.meta, log_forwarder(ctx), params.task
-            relay_input(ctx, params, call)
+            relay_input(ctx, params, call, questions)
             outcome: Outcome | None = None
             try:
                 with in_flight.track(state.owner, ctx.request_id):

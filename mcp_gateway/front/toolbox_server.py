@@ -29,6 +29,7 @@ from mcp_gateway.front.asgi import REFUSED
 from mcp_gateway.front.cache_hints import TOOLBOX_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
 from mcp_gateway.front.endpoints import TENANT_PREFIX, TOOLBOXES
+from mcp_gateway.front.questions import Questions
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import (
@@ -137,7 +138,10 @@ def declared(capabilities: dict[str, Any], members: list[Member]) -> dict[str, A
 
 
 def build_toolbox_server(
-    parts: MetaToolParts, recorder: Recorder, in_flight: InFlightCalls
+    parts: MetaToolParts,
+    recorder: Recorder,
+    in_flight: InFlightCalls,
+    questions: Questions | None = None,
 ) -> Server[Any]:
     members = ToolboxMembers(parts)
     opened = parts.open_toolboxes  # where the links a result handed a caller are kept too
@@ -196,7 +200,7 @@ def build_toolbox_server(
             return refused.result
         call = ToolCall.of(caller, arguments)
         call.meta, call.on_log, call.task = ctx.meta, log_forwarder(ctx), params.task
-        relay_input(ctx, params, call)
+        relay_input(ctx, params, call, questions)
         outcome: Outcome | None = None
         try:
             with in_flight.track(state.owner, ctx.request_id):
@@ -346,8 +350,9 @@ def build_toolbox_endpoint(
     in_flight: InFlightCalls,
     security: TransportSecuritySettings,
     max_request_bytes: int,
+    questions: Questions | None = None,
 ) -> ToolboxEndpoint:
-    server = build_toolbox_server(parts, recorder, in_flight)
+    server = build_toolbox_server(parts, recorder, in_flight, questions)
     server.streamable_http_app(
         stateless_http=True,
         transport_security=security,

@@ -143,6 +143,20 @@ def state_refused(tool: str, server: str, toolbox: str) -> GatewayError:
     )
 
 
+def held_elsewhere(tool: str, server: str, toolbox: str) -> GatewayError:
+    """A retry naming a call held for its answer (`metatools.held_calls`) that this process
+    does not hold: held by another worker process or replica, or ended."""
+    return GatewayError(
+        ErrorCode.INVALID_PARAMETERS,
+        f"Error executing tool '{tool}' in server '{server}' (toolbox '{toolbox}'): "
+        "the server's question waits on another process of the gateway, or no longer; "
+        "call the tool again without the request state",
+        toolbox=toolbox,
+        server=server,
+        tool=tool,
+    )
+
+
 def connect_failure_line(server: str, toolbox: str, reason: str) -> str:
     return f"Failed to connect to server '{server}' in toolbox '{toolbox}': {reason}"
 

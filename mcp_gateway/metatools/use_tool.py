@@ -10,12 +10,18 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.client._input_required import (
+    InputRequiredRoundsExceededError,
+    run_input_required_driver,
+)
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 
 from kernel.redaction import Redactor
-from mcp_gateway.downstream.connection import CallAnswer, LogForward
+from mcp_gateway.downstream.connection import CallAnswer, Connection, LogForward
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
+from mcp_gateway.downstream.server_questions import AskClient
 from mcp_gateway.metatools import errors, input_state, policy, secret_guard
 from mcp_gateway.metatools.approvals import pass_held
 from mcp_gateway.metatools.connect import (
@@ -25,6 +31,7 @@ from mcp_gateway.metatools.connect import (
     sign_in_required,
 )
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.held_calls import HELD_PREFIX, KEY, HeldCall, answer_of
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_tool, parse_use_args
 from mcp_gateway.metatools.tools import failed
@@ -59,6 +66,12 @@ class ToolCall:
     # The client's `task` (2025-11-25's task-augmented call), passed on as it came: the
     # gateway relays no `tasks/*` (README, "Tasks").
     task: types.TaskMetadata | None = None
+    # A 2025-11-25 client that declared them is asked the server's questions during the
+    # call (`front.questions`), and the server gets its answers: no input-required result.
+    ask: AskClient | None = None
+    # A 2026-07-28 client: asked by input-required results (a server spoken to in
+    # 2025-11-25 that asks it has its call held for the retry: `held_calls`).
+    input_required: bool = False
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -80,6 +93,13 @@ class ToolCall:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HeldQuestion:
+    """A held call's question for its client (`held_calls`), its state sealed already."""
+
+    result: types.InputRequiredResult
+
+
 class ToolUser:
     def __init__(self, parts: MetaToolParts) -> None:
         self.pool = parts.pool
@@ -87,6 +107,7 @@ class ToolUser:
         self.limiter = parts.limiter
         self.accounts = parts.accounts
         self.approvals = parts.approvals
+        self.held = parts.held_calls
 
     async def __call__(
         self, call: ToolCall, progress_callback: ProgressFnT | None = None
@@ -166,22 +187,92 @@ class ToolUser:
                 call.redactors,
                 retry=opened.approved,
             )
+        held_state = opened.server_state or ""
+        result: CallAnswer | HeldQuestion
+        if held_state.startswith(HELD_PREFIX):  # a retry: its held call gets the answer
+            taken = self.held.take(held_state, bound)
+            if taken is None:
+                raise errors.held_elsewhere(ref.name, server.name, toolbox.name)
+            held, reply = taken
+            HeldCall.answer(reply, answer_of(call.input_responses))
+            result = await self._held_step(held, bound, approved)
+        elif call.input_required and call.capabilities and not conn.modern:
+            held = HeldCall()  # the server may ask during the call: held for the retry
+            call.ask = held.ask
+            held.start(self._downstream(call, conn, None, None, None))
+            result = await self._held_step(held, bound, approved)
+        else:
+            result = await self._downstream(
+                call, conn, progress_callback, call.input_responses, opened.server_state
+            )
+            if isinstance(result, types.InputRequiredResult) and call.ask is not None:
+                result = await self._asked(call, conn, progress_callback, result)
+        if isinstance(result, HeldQuestion):  # sealed already
+            return result.result
+        if isinstance(result, types.InputRequiredResult):  # the client answers, then retries
+            return types.InputRequiredResult(
+                input_requests=result.input_requests,
+                request_state=input_state.seal(bound, result.request_state, approved=approved),
+            )
+        answer: types.CallToolResult = result
+        if caller.tenant.guard_secrets:  # before anything else sees the result
+            if secret_guard.text_length(answer) > secret_guard.IN_THREAD_CHARS:
+                answer, found = await anyio.to_thread.run_sync(
+                    secret_guard.guard, answer, call.redactors
+                )
+            else:
+                answer, found = secret_guard.guard(answer, call.redactors)
+            call.secrets_removed = found.counts
+        return answer
+
+    async def _held_step(
+        self, held: HeldCall, bound: input_state.Bound, approved: str
+    ) -> CallAnswer | HeldQuestion:
+        """What the held call comes to next: the server's question, as an input-required
+        result whose sealed state names the held call, or its end."""
+        step, reply = await held.next()
+        if reply is not None:
+            state = self.held.keep(held, reply, bound)
+            asked = types.InputRequiredResult(
+                input_requests={KEY: step},
+                request_state=input_state.seal(bound, state, approved=approved),
+            )
+            return HeldQuestion(asked)
+        if isinstance(step, BaseException):
+            raise step
+        assert isinstance(step, types.CallToolResult | types.InputRequiredResult), step
+        return step
+
+    async def _downstream(
+        self,
+        call: ToolCall,
+        conn: Connection,
+        progress_callback: ProgressFnT | None,
+        input_responses: types.InputResponses | None,
+        server_state: str | None,
+    ) -> CallAnswer:
+        """One tools/call to the server; its failures as the contract's errors."""
+        assert call.server is not None and call.toolbox is not None
+        server, toolbox = call.server, call.toolbox
+        args = parse_use_args(call.arguments)
+        ref = args.tool
         try:
-            result = await conn.call_tool(
+            return await conn.call_tool(
                 ref.name,
                 args.arguments,
                 progress_callback=progress_callback,
                 meta=call.meta,
                 on_log=call.on_log,
                 capabilities=call.capabilities,
-                input_responses=call.input_responses,
-                request_state=opened.server_state,
+                input_responses=input_responses,
+                request_state=server_state,
                 task=call.task,
+                ask=call.ask,
             )
         except DownstreamFailure as exc:
             if refused(conn) and self.accounts is not None:  # no retry: the person signs in
                 conn.stop()
-                failure = await sign_in_required(self.accounts, caller, server)
+                failure = await sign_in_required(self.accounts, call.caller, server)
                 if isinstance(failure, SignInRequired):
                     raise errors.auth_required(
                         ref.name, server.name, toolbox.name, failure.url
@@ -191,17 +282,48 @@ class ToolUser:
             raise errors.downstream_failed(
                 code, ref.name, server.name, toolbox.name, exc.reason, exc.incident, own
             ) from None
-        if isinstance(result, types.InputRequiredResult):  # the client answers, then retries
-            return types.InputRequiredResult(
-                input_requests=result.input_requests,
-                request_state=input_state.seal(bound, result.request_state, approved=approved),
-            )
-        if caller.tenant.guard_secrets:  # before anything else sees the result
-            if secret_guard.text_length(result) > secret_guard.IN_THREAD_CHARS:
-                result, found = await anyio.to_thread.run_sync(
-                    secret_guard.guard, result, call.redactors
-                )
-            else:
-                result, found = secret_guard.guard(result, call.redactors)
-            call.secrets_removed = found.counts
-        return result
+
+    async def _asked(
+        self,
+        call: ToolCall,
+        conn: Connection,
+        progress_callback: ProgressFnT | None,
+        first: types.InputRequiredResult,
+    ) -> CallAnswer:
+        """The server's questions asked of the client during the call, and the call made
+        again with its answers and the server's own state, until the server answers (as the
+        SDK's client does it, at most its rounds). The client's error ends the call as the
+        server's own error would (`DOWNSTREAM_ERROR`, its message, code and data)."""
+        assert call.ask is not None and call.server is not None and call.toolbox is not None
+        ask = call.ask
+
+        async def dispatch(
+            key: str, request: types.InputRequest
+        ) -> types.InputResponse | types.ErrorData:
+            return await ask(request)
+
+        async def retry(responses: types.InputResponses | None, state: str | None) -> CallAnswer:
+            return await self._downstream(call, conn, progress_callback, responses, state)
+
+        name = parse_use_args(call.arguments).tool.name
+        server, toolbox = call.server.name, call.toolbox.name
+        try:
+            return await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+        except MCPError as exc:
+            raise errors.downstream_failed(
+                ErrorCode.DOWNSTREAM_ERROR,
+                name,
+                server,
+                toolbox,
+                exc.error.message,
+                None,
+                (exc.error.code, exc.error.data),
+            ) from None
+        except InputRequiredRoundsExceededError as exc:
+            raise errors.downstream_failed(
+                ErrorCode.DOWNSTREAM_ERROR,
+                name,
+                server,
+                toolbox,
+                f"the server asked for input more than {exc.max_rounds} times in one call",
+            ) from None

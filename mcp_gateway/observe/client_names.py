@@ -1,12 +1,13 @@
-"""Client name and version per 2025-11-25 session, for the call log, and whether the client
-declared URL elicitation: sent once, in `initialize`; later requests (served statelessly,
-maybe by another process) carry only the session id."""
+"""Client name and version per 2025-11-25 session, for the call log, whether the client
+declared URL elicitation, and the capabilities a server may ask it input through: sent
+once, in `initialize`; later requests (served statelessly, maybe by another process) carry
+only the session id."""
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp.server.context import ServerRequestContext
 from mcp_types import CLIENT_INFO_META_KEY
@@ -16,9 +17,17 @@ logger = logging.getLogger("workbench.telemetry")
 CLIENT_INFO_ENTRIES = 4096  # sessions whose client name this process remembers
 
 
-# A session's client: its name, its version, and whether it declared URL elicitation.
-ClientInfo = tuple[str, str, bool]
-NO_CLIENT: ClientInfo = ("", "", False)
+class ClientInfo(NamedTuple):
+    """A session's client: its name, its version, whether it declared URL elicitation, and
+    its declared elicitation, sampling and roots (wire form; `downstream.envelope.relayed`)."""
+
+    name: str
+    version: str
+    url_elicitation: bool = False
+    capabilities: dict[str, Any] = {}
+
+
+NO_CLIENT = ClientInfo("", "")
 
 
 class ClientNames:
@@ -52,8 +61,10 @@ class ClientNames:
             except Exception:
                 found = None
             info = NO_CLIENT
-            if isinstance(found, list) and len(found) >= 2:  # an entry of before: 2 values
-                info = (str(found[0]), str(found[1]), len(found) > 2 and found[2] is True)
+            if isinstance(found, list) and len(found) >= 2:  # entries of before: 2 or 3 values
+                declared = found[3] if len(found) > 3 and isinstance(found[3], dict) else {}
+                url = len(found) > 2 and found[2] is True
+                info = ClientInfo(str(found[0]), str(found[1]), url, declared)
             self._remember(session_id, info)
         return info
 

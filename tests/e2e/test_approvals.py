@@ -25,7 +25,15 @@ from calls.approvals import decide
 from calls.models import Approval, CallRecord
 from kernel import approvals
 from tests.harness.live import LiveGateway, TenantSetup
-from tests.harness.results import INITIALIZE_PARAMS, error_of, payload, raw_rpc, text_of, use
+from tests.harness.results import (
+    INITIALIZE_PARAMS,
+    error_of,
+    payload,
+    raw_rpc,
+    rpc_json,
+    text_of,
+    use,
+)
 from tests.harness.waits import eventually
 from toolboxes.models import ApiKey, PolicyDefaults, Toolbox, ToolPolicy
 
@@ -240,7 +248,7 @@ async def test_a_client_declaring_url_elicitation_gets_the_link_as_one(
         opened = {"name": "open_toolbox", "arguments": {"toolbox": "dev"}}
         assert (await raw_rpc(http, url, "tools/call", opened, key=key, session_id=sid)).is_success
         called = {"name": "use_tool", "arguments": use("dev", "filesystem", "echo", {"text": "hi"})}
-        body = (await raw_rpc(http, url, "tools/call", called, key=key, session_id=sid)).json()
+        body = rpc_json(await raw_rpc(http, url, "tools/call", called, key=key, session_id=sid))
     if not declared:
         assert body["result"]["isError"] is True
         error = body["result"]["structuredContent"]["error"]

@@ -36,6 +36,7 @@ from tests.harness.results import (
     payload,
     raw_rpc,
     refusal_json,
+    rpc_json,
     text_of,
     use,
 )
@@ -279,7 +280,7 @@ async def test_a_client_declaring_url_elicitation_gets_the_sign_in_as_one(
             key=key,
             session_id=sid,
         )
-    body = answer.json()
+    body = rpc_json(answer)
     text = (
         "Error executing tool 'whoami' in server 'github' (toolbox 'dev'): "
         "sign in to 'github' first: "

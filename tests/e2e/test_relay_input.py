@@ -3,8 +3,9 @@ sampling and roots, through use_tool and the toolbox endpoint.
 
 A 2026-07-28 client that declared the capability gets the server's input-required result
 (the gateway's own sealed `requestState` in it) and its retry reaches the server: as
-directly, it answers `answered <json>`. A client that declared nothing, or a 2025-11-25
-client (not relayed yet), gets the server's own answer to a client that declared nothing.
+directly, it answers `answered <json>`. A client that declared nothing gets the server's
+own answer to a client that declared nothing (2025-11-25 clients:
+`test_relay_input_2025.py`).
 A state altered, another caller's or another tool's is refused with one text; two
 callers at once on one tenant's server each get their own question."""
 
@@ -140,8 +141,8 @@ async def test_a_client_is_declared_to_have_only_what_it_declared(module_gateway
 
 
 async def test_a_2025_client_is_declared_to_have_nothing(module_gateway, caller):
-    """Not relayed yet on 2025-11-25: the server is not told of what the client declared at
-    its initialize, so it answers as to a client that declared nothing."""
+    """A 2025-11-25 client that declared nothing at its initialize: the server answers as to
+    a client that declared nothing."""
     async with module_gateway.session(caller.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         result = await session.call_tool("use_tool", use("dev", "probe", "ask_form"))

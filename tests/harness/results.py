@@ -86,3 +86,13 @@ async def raw_rpc(
     sent |= headers or {}
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     return await http.post(url, json=body, headers=sent)
+
+
+def rpc_json(response: Any) -> Any:
+    """A POST's JSON-RPC answer, as one JSON body or as the last message of an SSE stream
+    (a tools/call of a session that declared elicitation, sampling or roots is served as
+    a stream: a server's question may come on it)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads([line for line in data if line][-1])
+    return response.json()

@@ -19,6 +19,8 @@ Tools:
 - `flood`: sends `count` `notifications/message` (written straight to stdout, as fast as
   the pipe takes them), then answers `flooded <count>`;
 - `wait`: sleeps `seconds` (default 30), then answers `waited`;
+- `ask_forever`: on 2026-07-28, asks the form of `ask_form` again at every retry (an
+  input-required result each time, never an answer);
 - `ask_form`, `ask_url`, `ask_sample`, `ask_roots`: ask the client for input (form and URL
   elicitation, sampling, roots) the way the calling client's protocol revision says: on
   2025-11-25 a request during the call (`elicitation/create`, ...), on 2026-07-28 an
@@ -83,6 +85,7 @@ TOOLS = [
     _tool("ask_url", "Ask the client to open a URL (URL elicitation), then answer"),
     _tool("ask_sample", "Ask the client's model for a message (sampling), then answer"),
     _tool("ask_roots", "Ask the client for its roots, then answer"),
+    _tool("ask_forever", "Ask the client a form at every retry, never answering"),
 ]
 PROBE_STATE = "probe-state"
 FORM_SCHEMA: dict[str, Any] = {
@@ -210,6 +213,11 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             return text("waited")
         if params.name in ASKS:
             return await ask(ctx, params, *ASKS[params.name])
+        if params.name == "ask_forever":
+            form = ASKS["ask_form"][0]
+            return types.InputRequiredResult(
+                input_requests={"ask": form}, request_state=PROBE_STATE
+            )
         raise MCPError(types.METHOD_NOT_FOUND, f"Unknown tool: {params.name}")
 
     return Server(

@@ -180,3 +180,40 @@ def test_the_sdks_otel_middleware_is_still_what_telemetry_brings_back():
         "mcp.shared._otel.otel_span no longer makes its span current: "
         "observe.tracing.annotate_request (trace.get_current_span) would miss it"
     )
+
+
+def test_the_per_request_channel_front_questions_opens_is_still_there():
+    """front.questions asks a 2025-11-25 client on its call's stream through the SDK's
+    per-request channel (`ctx.session._request_outbound`, a `_JSONRPCDispatchContext` whose
+    frozen `transport` says whether it may send requests) and resolves the answer with the
+    dispatcher's `_resolve_pending`; it drives the SDK client's input-required loop."""
+    import dataclasses
+
+    from mcp.client._input_required import (
+        InputRequiredRoundsExceededError,
+        run_input_required_driver,
+    )
+    from mcp.server.session import ServerSession
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher, _JSONRPCDispatchContext
+    from mcp.shared.transport_context import TransportContext
+    from mcp_types.methods import parse_client_result
+
+    assert "_request_outbound" in inspect.getsource(ServerSession.__init__), (
+        "ServerSession no longer keeps _request_outbound: see front/questions.py"
+    )
+    fields = {field.name for field in dataclasses.fields(_JSONRPCDispatchContext)}
+    assert {"transport", "_dispatcher", "_request_id"} <= fields, (
+        "_JSONRPCDispatchContext changed its fields: see front/questions.py"
+    )
+    assert "can_send_request" in {field.name for field in dataclasses.fields(TransportContext)}
+    assert list(inspect.signature(JSONRPCDispatcher._resolve_pending).parameters) == [
+        "self",
+        "request_id",
+        "outcome",
+    ], "JSONRPCDispatcher._resolve_pending changed: see front/questions.py"
+    assert "request_id" in inspect.getsource(JSONRPCDispatcher.send_raw_request)
+    assert {"dispatch", "retry", "max_rounds"} <= set(
+        inspect.signature(run_input_required_driver).parameters
+    ), "the SDK's input-required driver changed: see metatools/use_tool.py"
+    assert InputRequiredRoundsExceededError(3).max_rounds == 3
+    assert callable(parse_client_result)
