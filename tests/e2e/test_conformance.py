@@ -51,7 +51,13 @@ APPLICABLE[(TOOLBOX, MODERN)] = (*APPLICABLE[(TENANT, MODERN)], "resources-list"
 
 FIXTURE_TOOL = "asks for the reference server's own diagnostic tool (test_missing_capability)"
 NO_RESOURCES = "the tenant endpoint declares no resources nor prompts (the meta-tools only)"
+RECONNECTION_TOOL = (
+    "calls the reference server's own tool test_reconnection (a stream it closes mid-call); "
+    "a session that declared elicitation gets its call as a stream, so the unknown tool's "
+    "error result is scored"
+)
 NOT_APPLICABLE: dict[tuple[str, str], str] = {
+    ("server-sse-polling", "incoming-sse-event"): RECONNECTION_TOOL,
     ("server-stateless", "sep-2575-server-rejects-undeclared-capability"): FIXTURE_TOOL,
     ("server-stateless", "sep-2575-missing-capability-http-400"): FIXTURE_TOOL,
 }
