@@ -5,7 +5,7 @@ removes, where the tenant switched it on)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -35,6 +35,7 @@ from mcp_gateway.metatools.held_calls import HELD_PREFIX, KEY, HeldCall, answer_
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_tool, parse_use_args
 from mcp_gateway.metatools.tools import failed
+from mcp_gateway.metatools.url_questions import QUESTION, as_question, declares_url
 from mcp_gateway.observe.outcome import Named, Outcome
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ServerConfig, ToolboxConfig
@@ -72,6 +73,7 @@ class ToolCall:
     # A 2026-07-28 client: asked by input-required results (a server spoken to in
     # 2025-11-25 that asks it has its call held for the retry: `held_calls`).
     input_required: bool = False
+    url_asked: bool = False  # a retry after the gateway's own URL question (`url_questions`)
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -117,8 +119,22 @@ class ToolUser:
         except GatewayError as error:
             # A call that failed once allowed (or approved) still says who allowed it.
             error.decision = error.decision or call.decision
+            asked = self._url_question(call, error)
+            if asked is not None:
+                outcome = failed(error, call.named, call.toolbox, call.server, call.redactors)
+                return replace(outcome, result=asked)
             return failed(error, call.named, call.toolbox, call.server, call.redactors)
         return call.outcome(result)
+
+    @staticmethod
+    def _url_question(call: ToolCall, error: GatewayError) -> types.InputRequiredResult | None:
+        """A sign-in or an approval as a 2026-07-28 client's URL elicitation, once per call
+        (`url_questions`), where the client declared it."""
+        if not call.input_required or call.url_asked or not declares_url(call.capabilities):
+            return None
+        named = call.named
+        bound = input_state.Bound(call.caller.owner, named.toolbox, named.server, named.tool)
+        return as_question(error, bound)
 
     async def _call(self, call: ToolCall, progress_callback: ProgressFnT | None) -> CallAnswer:
         caller = call.caller
@@ -144,6 +160,12 @@ class ToolUser:
                 opened = input_state.unseal(bound, call.request_state)
             except input_state.StateRefused:
                 raise errors.state_refused(ref.name, server.name, toolbox.name) from None
+            if opened.server_state == QUESTION:  # the answer to the gateway's own link
+                opened, call.input_responses, call.url_asked = (
+                    replace(opened, server_state=None),
+                    None,
+                    True,
+                )
         # Before any connection is made.
         wait = await self.limiter.wait_for(
             caller.tenant.tenant_id, caller.key.key_id, caller.key.limits

@@ -400,7 +400,8 @@ async def test_a_client_that_declared_url_elicitation_gets_the_link_as_one(
     """Item 7: a 2025-11-25 client that declared URL elicitation at its `initialize` (the
     SDK's client does with an elicitation callback) gets -32042 naming the approval page
     instead of a result; approved there, the same call runs. A 2026-07-28 client that
-    declared elicitation gets the contract's result (its protocol has no -32042)."""
+    declared it gets the link as a URL elicitation in an input-required result, and its
+    retry runs the call once approved (or gets the contract's result, asked once)."""
     await sync_to_async(ask_rule)(acme)
 
     async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
@@ -421,9 +422,33 @@ async def test_a_client_that_declared_url_elicitation_gets_the_link_as_one(
         await browser.follow(boss, path_of(live_gateway, url), "boss", BOSS_PASSWORD)
         await browser.decide(boss, path_of(live_gateway, url), "#approve")
         assert text_of(await echo(client)) == "drop prod-db-7"
-    # 2026-07-28 dropped -32042: a client that declared elicitation gets the result.
-    async with opened(live_gateway, acme.key, "2026-07-28", elicitation_callback=elicit) as client:
-        held_link(live_gateway, await echo(client))
+    # 2026-07-28 has no -32042: the link comes as a URL elicitation in an input-required
+    # result (`url_questions`); the client's retry runs the call once it is approved.
+    asked: list[str] = []
+
+    async def approve_then_accept(ctx: Any, params: Any) -> types.ElicitResult:
+        assert params.mode == "url" and params.message == HELD + params.url
+        asked.append(params.url)
+        await browser.decide(boss, path_of(live_gateway, params.url), "#approve")
+        return types.ElicitResult(action="accept")
+
+    async with opened(
+        live_gateway, acme.key, "2026-07-28", elicitation_callback=approve_then_accept
+    ) as client:
+        assert text_of(await echo(client)) == "drop prod-db-7"
+    assert len(asked) == 1
+    assert (await approval_at(live_gateway, asked[0])).status == approvals.USED
+
+    async def accept_only(ctx: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.url)
+        return types.ElicitResult(action="accept")
+
+    # Not approved when the client comes back: the contract's result, not another question.
+    async with opened(
+        live_gateway, acme.key, "2026-07-28", elicitation_callback=accept_only
+    ) as client:
+        assert held_link(live_gateway, await echo(client)) == asked[-1]
+    assert len(asked) == 2
 
 
 def add_probe(setup: TenantSetup) -> None:
@@ -441,7 +466,6 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
     await sync_to_async(ask_rule)(acme, toolbox="relay", tool="ask_form")
     held = WHERE.format(tool="ask_form", server="probe", toolbox="relay")
     held += "approve this call first: "
-    where = {"toolbox": "relay", "server": "probe", "tool": "ask_form"}
     answer = {"ask": types.ElicitResult(action="accept", content={"name": "Ada"})}
 
     async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
@@ -458,7 +482,15 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
                 "use_tool", call, allow_input_required=True, **retry
             )
 
-        url = held_link(live_gateway, await ask_form("OPS-1"), held, where)
+        def asked_link(result: Any) -> str:
+            """A client that declared URL elicitation gets the link as one (`url_questions`)."""
+            assert isinstance(result, types.InputRequiredResult), result
+            [link] = (result.input_requests or {}).values()
+            assert isinstance(link, types.ElicitRequest) and link.params.mode == "url"
+            assert link.params.message == held + link.params.url
+            return link.params.url
+
+        url = asked_link(await ask_form("OPS-1"))
         await browser.follow(boss, path_of(live_gateway, url), "boss", BOSS_PASSWORD)
         await browser.decide(boss, path_of(live_gateway, url), "#approve")
         asked = await ask_form("OPS-1")
@@ -473,7 +505,7 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
         }
         # The state replayed: the approved call ran once, this one is asked anew.
         replayed = await ask_form("OPS-1", input_responses=answer, request_state=state)
-        again = held_link(live_gateway, replayed, held, where)
+        again = asked_link(replayed)
         assert again != url
 
         # Approved again, then retried with other arguments: asked anew.
@@ -481,7 +513,7 @@ async def test_an_approved_call_whose_server_asks_for_input_is_retried_without_a
         asked = await ask_form("OPS-1")
         assert isinstance(asked, types.InputRequiredResult), asked
         changed = await ask_form("OPS-2", input_responses=answer, request_state=asked.request_state)
-        other = held_link(live_gateway, changed, held, where)
+        other = asked_link(changed)
         assert other not in (url, again)
     assert (await approval_at(live_gateway, url)).status == approvals.USED
     assert (await approval_at(live_gateway, again)).status == approvals.USED
