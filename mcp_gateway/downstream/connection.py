@@ -562,6 +562,12 @@ class Connection:
         return session.server_capabilities if session is not None else None
 
     @property
+    def askable_in_flight(self) -> bool:
+        """Whether a call in flight could be asked a question by the server (its client
+        declared a capability to answer): `metatools.lone_calls` keeps such a call alone."""
+        return any(ask is not None for _, ask in self._asking.values())
+
+    @property
     def modern(self) -> bool:
         """Spoken to in 2026-07-28 (it asks for input by an input-required result)."""
         session = self._session

@@ -4,7 +4,7 @@ removes, where the tenant switched it on)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,6 +32,7 @@ from mcp_gateway.metatools.connect import (
 )
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.held_calls import HELD_PREFIX, KEY, HeldCall, answer_of
+from mcp_gateway.metatools.lone_calls import LoneCalls
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_tool, parse_use_args
 from mcp_gateway.metatools.tools import failed
@@ -102,6 +103,9 @@ class HeldQuestion:
     result: types.InputRequiredResult
 
 
+NO_RETRY: tuple[None, None, None] = (None, None, None)  # no progress, answers nor state
+
+
 class ToolUser:
     def __init__(self, parts: MetaToolParts) -> None:
         self.pool = parts.pool
@@ -110,6 +114,7 @@ class ToolUser:
         self.accounts = parts.accounts
         self.approvals = parts.approvals
         self.held = parts.held_calls
+        self.lone = LoneCalls(parts.pool)
 
     async def __call__(
         self, call: ToolCall, progress_callback: ProgressFnT | None = None
@@ -221,12 +226,17 @@ class ToolUser:
         elif call.input_required and call.capabilities and not conn.modern:
             held = HeldCall()  # the server may ask during the call: held for the retry
             call.ask = held.ask
-            held.start(self._downstream(call, conn, None, None, None))
+            if self.lone.needed(conn, server, can_ask=True):  # its question: this call's alone
+                held.start(self._alone(call, lambda own: self._downstream(call, own, *NO_RETRY)))
+            else:
+                held.start(self._downstream(call, conn, *NO_RETRY))
             result = await self._held_step(held, bound, approved)
         else:
-            result = await self._downstream(
-                call, conn, progress_callback, call.input_responses, opened.server_state
-            )
+            retry = (progress_callback, call.input_responses, opened.server_state)
+            if self.lone.needed(conn, server, can_ask=call.ask is not None):
+                result = await self._alone(call, lambda own: self._downstream(call, own, *retry))
+            else:
+                result = await self._downstream(call, conn, *retry)
             if isinstance(result, types.InputRequiredResult) and call.ask is not None:
                 result = await self._asked(call, conn, progress_callback, result)
         if isinstance(result, HeldQuestion):  # sealed already
@@ -264,6 +274,25 @@ class ToolUser:
             raise step
         assert isinstance(step, types.CallToolResult | types.InputRequiredResult), step
         return step
+
+    async def _alone(
+        self, call: ToolCall, use: Callable[[Connection], Awaitable[CallAnswer]]
+    ) -> CallAnswer:
+        """`use` on a connection of the call's own (`lone_calls`); its connect failure as
+        the contract's CONNECTION_FAILED."""
+        assert call.server is not None and call.toolbox is not None
+        server, toolbox, name = call.server, call.toolbox, call.named.tool
+        try:
+            return await self.lone.run(call.caller, toolbox, server, use)
+        except ConnectFailed as exc:
+            raise errors.downstream_failed(
+                ErrorCode.CONNECTION_FAILED,
+                name,
+                server.name,
+                toolbox.name,
+                exc.reason,
+                exc.incident,
+            ) from None
 
     async def _downstream(
         self,

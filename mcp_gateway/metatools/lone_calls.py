@@ -1,0 +1,76 @@
+"""A call that a server spoken to in 2025-11-25 might ask a question during, on a
+connection of its own when the pool's is busy (issue 34).
+
+Such a server asks with a request on its connection that names no call
+(`downstream.server_questions`): on the pool's connection, shared by the tenant's
+callers, the request is the one call's in flight, and with two in flight the gateway
+cannot tell whose it is. Rather than guess, a call whose client could be asked (it
+declared elicitation, sampling or roots), or one arriving while such a call is in flight,
+gets a connection of its own for its length when the pool's has a call in flight: the
+server's question is then this call's alone. Bounded: at most `LONE_CONNECTIONS` at once
+per process, past which the call shares the pool's connection (and a question the gateway
+cannot attribute is refused, saying so); a server each person signs in to, whose
+connection carries the person's account, always shares the pool's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+from mcp_gateway.downstream.connection import Connection
+from mcp_gateway.downstream.pool import ConnectFailed, Pool
+from mcp_gateway.snapshots.callers import Caller
+from mcp_gateway.snapshots.servers import ServerConfig, ServerRef, ToolboxConfig
+
+T = TypeVar("T")
+
+LONE_CONNECTIONS = 8  # a process's connections of a call's own, at once
+
+
+class LoneCalls:
+    """This process's connections made for one call each."""
+
+    def __init__(self, pool: Pool, limit: int = LONE_CONNECTIONS) -> None:
+        self.pool = pool
+        self.limit = anyio.CapacityLimiter(limit)
+
+    def needed(self, conn: Connection, server: ServerConfig, can_ask: bool) -> bool:
+        """Whether a call (`can_ask`: its client could be asked) needs a connection of its
+        own: the server asks by requests (2025-11-25), the pool's connection has a call in
+        flight, and this call or one in flight could be asked; and there is room."""
+        if conn.modern or server.signs_in or conn.in_flight == 0:
+            return False
+        if not can_ask and not conn.askable_in_flight:
+            return False
+        return self.limit.available_tokens > 0
+
+    async def run(
+        self,
+        caller: Caller,
+        toolbox: ToolboxConfig,
+        server: ServerConfig,
+        use: Callable[[Connection], Awaitable[T]],
+    ) -> T:
+        """`use` on a connection of its own, made for it and closed after it."""
+        async with self.limit:
+            conn = Connection(
+                server,
+                ServerRef(caller.tenant.slug, toolbox.name, server.name),
+                self.pool.connect_timeout,
+                max_result_bytes=self.pool.max_result_bytes,
+                sandbox=self.pool.sandbox,
+                recorder=self.pool.recorder,
+            )
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(conn.run)
+                try:
+                    await conn.wait_ready()
+                    if conn.error is not None:
+                        raise ConnectFailed(conn.error, conn.incident)
+                    answer = await use(conn)
+                finally:
+                    conn.stop()
+            return answer
