@@ -45,7 +45,7 @@ from mcp_gateway.front.auth import (
 from mcp_gateway.front.endpoints import NOT_FOUND, NOT_FOUND_MESSAGE, tenant_of
 from mcp_gateway.front.hostcheck import refuse
 from mcp_gateway.front.request_state import RequestState
-from mcp_gateway.front.toolbox_server import may_open, toolbox_path
+from mcp_gateway.front.toolbox_server import SERVING, ToolboxEndpoint, may_open, toolbox_path
 from mcp_gateway.observe.logfilter import DropMessages
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
@@ -200,6 +200,22 @@ class Gateway:
         """Hand the request to the SDK: as one JSON body when it may be, else as SSE
         (`toolbox`: the toolbox endpoint's SDK server)."""
         endpoint = (parts.toolbox_endpoint if toolbox else None) or parts
+        path = toolbox_path(scope.get("path", "")) if toolbox else None
+        serving = SERVING.set((state.caller, path.toolbox) if path is not None else None)
+        try:
+            await self._hand_over(endpoint, parts, scope, receive, send, state)
+        finally:
+            SERVING.reset(serving)
+
+    async def _hand_over(
+        self,
+        endpoint: GatewayParts | ToolboxEndpoint,
+        parts: GatewayParts,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        state: RequestState,
+    ) -> None:
         sse = endpoint.server.session_manager
         json_answers = endpoint.json_answers
         if scope["method"] != "POST":

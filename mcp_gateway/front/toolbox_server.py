@@ -12,6 +12,8 @@ servers' own.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,6 +50,7 @@ from mcp_gateway.metatools.toolbox_members import (
     Member,
     ToolboxMembers,
     forwarded,
+    prefixed,
     tool_not_found,
 )
 from mcp_gateway.metatools.tools import error_result, failed
@@ -312,6 +315,26 @@ def build_toolbox_server(
             }
         return result
 
+    def input_schema(name: str) -> Mapping[str, Any] | None:
+        """A tool's `inputSchema` for the SDK's check of a 2026-07-28 call's `Mcp-Param-*`
+        headers, made before the call is dispatched and naming only the tool: read from the
+        live connections of the toolbox the request is for (`SERVING`), never by listing
+        the toolbox, which would start every one of its servers before each call. None (a
+        server not started, a name not listed): the check is skipped, as the SDK skips it
+        when a listing fails; the call itself then goes through every rule of `use_tool`."""
+        serving = SERVING.get()
+        if serving is None:
+            return None
+        caller, toolbox_name = serving
+        toolbox = caller.tenant.toolbox(toolbox_name)
+        if toolbox is None:
+            return None
+        for member in members.live(caller, toolbox):
+            for tool in members.offered(member):
+                if prefixed(member.server.name, tool.name) == name:
+                    return tool.input_schema
+        return None
+
     server: Server[Any] = Server(
         "workbench-toolbox",
         version=__version__,
@@ -326,12 +349,19 @@ def build_toolbox_server(
         on_completion=complete,
         on_subscriptions_listen=ToolboxChanges(members, reach, _toolbox),
         cache_hints=TOOLBOX_HINTS,
+        get_tool_input_schema=input_schema,
     )
     server.middleware = [
         *request_middlewares(recorder.client_names, recorder.tracing),
         toolbox_instructions,
     ]
     return server
+
+
+# The toolbox endpoint's request being served: its caller and toolbox (`front.http` sets
+# it around the SDK's handling), for what the SDK asks before dispatching a request, with
+# nothing of the request to go by (`input_schema`).
+SERVING: ContextVar[tuple[Caller, str] | None] = ContextVar("workbench_toolbox", default=None)
 
 
 @dataclass(frozen=True, slots=True)
