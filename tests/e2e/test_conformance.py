@@ -18,7 +18,7 @@ from tests.harness.conformance import auth_proxy, run_scenario, suite_available
 from tests.harness.toolbox_world import make_world, needs_node
 
 pytestmark = [
-    pytest.mark.once,
+    pytest.mark.once_pg,
     pytest.mark.xdist_group("conformance"),
     needs_node,
     pytest.mark.skipif(
