@@ -252,6 +252,19 @@ class Pool:
             for conn in conns:
                 await conn.wait_closed()
 
+    def unpooled(self, server: ServerConfig, ref: ServerRef) -> Connection:
+        """A connection with this pool's settings that the pool does not keep: its owner
+        runs it, stops it, and counts it against no cap of the pool's (a listing past the
+        tenant's limit, a call that must be alone on its connection)."""
+        return Connection(
+            server,
+            ref,
+            self.connect_timeout,
+            max_result_bytes=self.max_result_bytes,
+            sandbox=self.sandbox,
+            recorder=self.recorder,
+        )
+
     def would_start(self, key: PoolKey, server: ServerConfig) -> bool:
         """Whether `get` would start a connection for key now: none is live or starting,
         and its failures' cooldown would not refuse it (what an implicit open counts)."""

@@ -56,13 +56,8 @@ class LoneCalls:
     ) -> T:
         """`use` on a connection of its own, made for it and closed after it."""
         async with self.limit:
-            conn = Connection(
-                server,
-                ServerRef(caller.tenant.slug, toolbox.name, server.name),
-                self.pool.connect_timeout,
-                max_result_bytes=self.pool.max_result_bytes,
-                sandbox=self.pool.sandbox,
-                recorder=self.pool.recorder,
+            conn = self.pool.unpooled(
+                server, ServerRef(caller.tenant.slug, toolbox.name, server.name)
             )
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(conn.run)

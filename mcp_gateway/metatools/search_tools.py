@@ -184,13 +184,8 @@ class ToolSearcher:
         """Connect, list, close: outside the pool, recorded as a connect is (so that the
         tenant's other processes know the listing too)."""
         async with self._turns:
-            conn = Connection(
-                server,
-                ServerRef(caller.tenant.slug, toolbox.name, server.name),
-                self.pool.connect_timeout,
-                max_result_bytes=self.pool.max_result_bytes,
-                sandbox=self.pool.sandbox,
-                recorder=self.pool.recorder,
+            conn = self.pool.unpooled(
+                server, ServerRef(caller.tenant.slug, toolbox.name, server.name)
             )
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(conn.run)

@@ -103,6 +103,20 @@ class HeldQuestion:
     result: types.InputRequiredResult
 
 
+def _connect_failed(
+    exc: ConnectFailed, tool: str, server: ServerConfig, toolbox: ToolboxConfig
+) -> GatewayError:
+    """A connect that failed, the pool's or a call's own: the contract's CONNECTION_FAILED."""
+    return errors.downstream_failed(
+        ErrorCode.CONNECTION_FAILED,
+        tool,
+        server.name,
+        toolbox.name,
+        exc.reason,
+        exc.incident,
+    )
+
+
 NO_RETRY: tuple[None, None, None] = (None, None, None)  # no progress, answers nor state
 
 
@@ -182,14 +196,7 @@ class ToolUser:
         except SignInRequired as exc:
             raise errors.auth_required(ref.name, server.name, toolbox.name, exc.url) from None
         except ConnectFailed as exc:
-            raise errors.downstream_failed(
-                ErrorCode.CONNECTION_FAILED,
-                ref.name,
-                server.name,
-                toolbox.name,
-                exc.reason,
-                exc.incident,
-            ) from None
+            raise _connect_failed(exc, ref.name, server, toolbox) from None
         call.redactors = (conn.redact,)
         if not conn.has_tool(ref.name):
             raise errors.tool_not_found(ref.name, server.name, toolbox.name)
@@ -285,14 +292,7 @@ class ToolUser:
         try:
             return await self.lone.run(call.caller, toolbox, server, use)
         except ConnectFailed as exc:
-            raise errors.downstream_failed(
-                ErrorCode.CONNECTION_FAILED,
-                name,
-                server.name,
-                toolbox.name,
-                exc.reason,
-                exc.incident,
-            ) from None
+            raise _connect_failed(exc, name, server, toolbox) from None
 
     async def _downstream(
         self,
