@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Scope, Send
 
 from mcp_gateway.assembly import GatewayParts, assemble
@@ -46,6 +47,7 @@ from mcp_gateway.front.endpoints import NOT_FOUND, NOT_FOUND_MESSAGE, tenant_of
 from mcp_gateway.front.hostcheck import refuse
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.toolbox_server import SERVING, ToolboxEndpoint, may_open, toolbox_path
+from mcp_gateway.front.toolbox_stream import serve_stream
 from mcp_gateway.observe.logfilter import DropMessages
 from mcp_gateway.options import GatewayOptions
 from mcp_gateway.store.failure import RETRY_AFTER_SECONDS, StoreUnavailable
@@ -114,8 +116,9 @@ class Gateway:
             await release_database()
 
     def end_streams(self) -> None:
-        """End the toolbox endpoint's listen streams gracefully (a shutdown: uvicorn waits
-        for every open response, and those never end by themselves). On the event loop."""
+        """End the toolbox endpoint's streams (listen and GET) gracefully (a shutdown:
+        uvicorn waits for every open response, and those never end by themselves). On the
+        event loop."""
         endpoint = self._parts.toolbox_endpoint if self._parts is not None else None
         if endpoint is not None:
             endpoint.changes.close()
@@ -158,9 +161,11 @@ class Gateway:
             # 2xx would promise a 404 for the id from then on).
             await refusal(send, 405, "method_not_allowed", NO_SESSION_END, ONLY_POST)
             return
-        if scope["method"] == "GET":
-            # Served statelessly, nothing is ever sent on a standalone stream; holding one
-            # open would cost a transport per idle client. The spec's answer: 405.
+        streamed = toolbox is not None and parts.toolbox_endpoint is not None
+        if scope["method"] == "GET" and (not streamed or modern(headers)):
+            # The tenant's endpoint has nothing to send unasked (its meta-tools never
+            # change), and 2026-07-28 has no such stream (its clients listen by POST):
+            # holding one open would cost a stream per idle client. The spec's answer: 405.
             await refusal(send, 405, "method_not_allowed", NO_STANDALONE_STREAM, ONLY_POST)
             return
         bad_host = parts.host_check.refusal(scope, headers)
@@ -170,6 +175,15 @@ class Gateway:
         caller = replace(caller, base_url=public_base(scope, parts.host_check))
         state = RequestState(caller, session_id)
         state.put(scope)
+        if scope["method"] == "GET":
+            # A 2025-11-25 client's stream for what a server sends unasked: the toolbox's
+            # list_changed. Not a request in flight: it lasts as long as the client.
+            assert toolbox is not None and parts.toolbox_endpoint is not None
+            found = caller.tenant.toolbox(toolbox.toolbox)
+            assert found is not None  # may_open checked it
+            changes = parts.toolbox_endpoint.changes
+            await serve_stream(changes, caller, found, scope, receive, send)
+            return
         # An `initialize` (2025-11-25): no session yet, no protocol version header yet.
         if session_id is None and PROTOCOL_HEADER not in headers and scope["method"] == "POST":
             send = with_new_session_id(send, state)
@@ -250,6 +264,11 @@ class Gateway:
             return
         declared = (await names.find(state.session_id)).capabilities
         state.capabilities = dict(declared) if declared else None
+
+
+def modern(headers: dict[bytes, bytes]) -> bool:
+    """Whether the request says it is of 2026-07-28 or later (its protocol version header)."""
+    return headers.get(PROTOCOL_HEADER, b"").decode("latin-1") in MODERN_PROTOCOL_VERSIONS
 
 
 async def store_unavailable(send: Send, exc: StoreUnavailable) -> None:

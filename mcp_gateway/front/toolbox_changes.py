@@ -1,27 +1,28 @@
-"""`notifications/tools/list_changed` on the toolbox endpoint, on the streams 2026-07-28
-clients open with `subscriptions/listen` (the SDK's `ListenHandler`, one per stream).
+"""`notifications/tools/list_changed` on the toolbox endpoint: on the streams 2026-07-28
+clients open with `subscriptions/listen` (the SDK's `ListenHandler`, one per stream), and
+on the GET streams 2025-11-25 clients open (`front.toolbox_stream`).
 
 Each stream watches its toolbox's live connections: when one lists its server's tools again
 (the server's own `list_changed`, `Connection.tools_version`) and what this endpoint lists
 of that server for the caller changed (filters, holds and policies applied), the stream is
-told. A server that stops (its idle end) is not a change: its tools come back with it. A
-2025-11-25 client of this stateless endpoint has no stream to be told on, and its
-capabilities say so (`listChanged` false).
+told. A server that stops (its idle end) is not a change: its tools come back with it. Both
+kinds of stream count against one limit and end together as the process stops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from functools import partial
 from typing import Any
 
 import anyio
 import mcp_types as types
+from anyio.abc import TaskStatus
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
-    SubscriptionBus,
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
@@ -30,7 +31,7 @@ from mcp_gateway.metatools.toolbox_members import Member, ToolboxMembers
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ToolboxConfig
 
-MAX_STREAMS = 1024  # listen streams open at once in this process, over every toolbox
+MAX_STREAMS = 1024  # streams open at once in this process, over every toolbox and both kinds
 # How often a stream looks again without a listing to wake it: a server that started (or
 # started again) since is watched from then on.
 LOOK_AGAIN_SECONDS = 5.0
@@ -38,6 +39,7 @@ TOO_MANY_STREAMS = "Subscription limit reached"  # the SDK's own text for its ow
 
 Reach = Callable[[Caller, ToolboxConfig], Awaitable[list[Member]]]
 View = list[dict[str, Any]]
+Announce = Callable[[], Awaitable[None]]
 
 
 class ToolboxChanges:
@@ -55,39 +57,58 @@ class ToolboxChanges:
         self.toolbox_of = toolbox_of
         self.streams = 0
         self.limit = MAX_STREAMS
-        self._open: set[ListenHandler] = set()
+        self._open: set[Callable[[], None]] = set()  # how each open stream is ended
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         caller, toolbox = self.toolbox_of(ctx)
-        if self.streams >= self.limit:
-            raise MCPError(types.INTERNAL_ERROR, TOO_MANY_STREAMS)
         bus = InMemorySubscriptionBus()
         stream = ListenHandler(bus, max_subscriptions=1)
-        self.streams += 1
-        self._open.add(stream)
-        try:
+        with self.held(stream.close) as admitted:
+            if not admitted:
+                raise MCPError(types.INTERNAL_ERROR, TOO_MANY_STREAMS)
+            announce = partial(bus.publish, ToolsListChanged())
             async with anyio.create_task_group() as group:
-                group.start_soon(self.watch, caller, toolbox, bus)
+                group.start_soon(self.watch, caller, toolbox, announce)
                 try:
                     ended = await stream(ctx, params)
                 finally:
                     group.cancel_scope.cancel()
-        finally:
-            self.streams -= 1
-            self._open.discard(stream)
         return ended
 
-    def close(self) -> None:
-        """End every open stream gracefully (its last frame the listen's result: the client
-        knows it was ended, not lost)."""
-        for stream in list(self._open):
-            stream.close()
+    @contextmanager
+    def held(self, end: Callable[[], None]) -> Iterator[bool]:
+        """One stream's place under the limit (False: none is left), for as long as the
+        block runs; `end` ends that stream gracefully when the process stops (`close`)."""
+        if self.streams >= self.limit:
+            yield False
+            return
+        self.streams += 1
+        self._open.add(end)
+        try:
+            yield True
+        finally:
+            self.streams -= 1
+            self._open.discard(end)
 
-    async def watch(self, caller: Caller, toolbox: ToolboxConfig, bus: SubscriptionBus) -> None:
+    def close(self) -> None:
+        """End every open stream gracefully (a listen's last frame its result, a GET
+        stream's end its body's: the client knows it was ended, not lost)."""
+        for end in list(self._open):
+            end()
+
+    async def watch(
+        self,
+        caller: Caller,
+        toolbox: ToolboxConfig,
+        announce: Announce,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
         """Until cancelled (the stream's end): each change of a live server's tools as
-        listed to this caller is published once."""
+        listed to this caller is announced once. Started (`task_status`) once it has seen
+        what the caller is listed now: any change from then on is announced."""
         with suppress(MCPError):  # refused by the open rate limit: those up are watched
             await self.reach(caller, toolbox)  # started as a list would start them
         seen: dict[str, View] = {}
@@ -105,10 +126,12 @@ class ToolboxChanges:
                 now = self.view(member, caller, toolbox)
                 changed |= not first and now != seen.get(name, [])
                 seen[name] = now
+            if first:
+                task_status.started()
             first = False
             versions = [(m.conn, m.conn.tools_version) for m in live if m.conn is not None]
             if changed:
-                await bus.publish(ToolsListChanged())
+                await announce()
             with anyio.move_on_after(LOOK_AGAIN_SECONDS):
                 await first_listing(versions)
 
@@ -132,13 +155,13 @@ async def first_listing(versions: list[tuple[Any, int]]) -> None:
             group.start_soon(one, conn, version)
 
 
-def honest(capabilities: dict[str, Any], modern: bool) -> dict[str, Any]:
-    """What the endpoint announces, said truthfully: tools' `listChanged` on 2026-07-28's
-    streams only; never resources' or prompts' (their servers' changes are not relayed),
-    nor resource subscriptions."""
+def honest(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """What the endpoint announces, said truthfully: tools' `listChanged` (on 2026-07-28's
+    listen streams, and on 2025-11-25's GET streams); never resources' or prompts' (their
+    servers' changes are not relayed), nor resource subscriptions."""
     kept = dict(capabilities)
     if "tools" in kept:
-        kept["tools"] = {**kept["tools"], "listChanged": modern}
+        kept["tools"] = {**kept["tools"], "listChanged": True}
     for name in ("resources", "prompts"):
         if name in kept:
             kept[name] = {**kept[name], "listChanged": False}

@@ -300,7 +300,6 @@ def build_toolbox_server(
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             caller, toolbox = _toolbox(ctx)
-            modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
             capabilities = result.get("capabilities", {})
             try:
                 reached = await members.connect(caller, toolbox)
@@ -310,7 +309,7 @@ def build_toolbox_server(
                 **result,
                 "instructions": instructions_of(toolbox, reached or []),
                 "capabilities": honest(
-                    capabilities if reached is None else declared(capabilities, reached), modern
+                    capabilities if reached is None else declared(capabilities, reached)
                 ),
             }
         return result
@@ -371,7 +370,7 @@ class ToolboxEndpoint:
 
     server: Server[Any]
     json_answers: StreamableHTTPSessionManager
-    changes: ToolboxChanges  # its listen streams (`Gateway.end_streams` ends them)
+    changes: ToolboxChanges  # its streams' watching (`Gateway.end_streams` ends them)
 
 
 def build_toolbox_endpoint(

@@ -1,9 +1,9 @@
 """`list_changed` on the toolbox endpoint: a server's own `notifications/tools/list_changed`
 (relay_probe's `add_tool`) reaches a 2026-07-28 client on its `subscriptions/listen`
 stream, once the gateway has listed the server again; a shutdown ends such streams
-gracefully; the capabilities say so truthfully
-(`tools.listChanged` on 2026-07-28 only: this stateless endpoint gives a 2025-11-25 client
-no stream to be told on; never for resources or prompts, whose changes are not relayed)."""
+gracefully; the capabilities say so truthfully (`tools.listChanged` on both generations,
+2025-11-25's on its GET stream: test_toolbox_endpoint_get_stream; never for resources or
+prompts, whose changes are not relayed)."""
 
 from __future__ import annotations
 
@@ -72,13 +72,6 @@ async def test_a_listen_past_the_process_limit_is_refused(live_gateway, probed):
                 pass
     assert refused.value.error.code == INTERNAL_ERROR
     assert refused.value.error.message == "Subscription limit reached"
-
-
-async def test_a_2025_client_is_told_there_is_no_announcement(live_gateway, probed):
-    dev = endpoint(live_gateway, "acme", "dev")
-    async with dev.session(probed.key) as session:
-        tools = session.server_capabilities.tools
-    assert tools is not None and tools.list_changed is False
 
 
 @pytest.fixture
