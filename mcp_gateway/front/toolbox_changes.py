@@ -32,6 +32,8 @@ from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ToolboxConfig
 
 MAX_STREAMS = 1024  # streams open at once in this process, over every toolbox and both kinds
+# ... and of one tenant's callers: one tenant's idle sessions cannot take every stream.
+MAX_TENANT_STREAMS = 256
 # How often a stream looks again without a listing to wake it: a server that started (or
 # started again) since is watched from then on.
 LOOK_AGAIN_SECONDS = 5.0
@@ -40,6 +42,8 @@ TOO_MANY_STREAMS = "Subscription limit reached"  # the SDK's own text for its ow
 Reach = Callable[[Caller, ToolboxConfig], Awaitable[list[Member]]]
 View = list[dict[str, Any]]
 Announce = Callable[[], Awaitable[None]]
+PROCESS, TENANT = "process", "tenant"  # which limit refused a stream
+Refused = str | None
 
 
 class ToolboxChanges:
@@ -57,6 +61,8 @@ class ToolboxChanges:
         self.toolbox_of = toolbox_of
         self.streams = 0
         self.limit = MAX_STREAMS
+        self.tenant_limit = MAX_TENANT_STREAMS
+        self._tenant_streams: dict[int, int] = {}
         self._open: set[Callable[[], None]] = set()  # how each open stream is ended
 
     async def __call__(
@@ -65,8 +71,8 @@ class ToolboxChanges:
         caller, toolbox = self.toolbox_of(ctx)
         bus = InMemorySubscriptionBus()
         stream = ListenHandler(bus, max_subscriptions=1)
-        with self.held(stream.close) as admitted:
-            if not admitted:
+        with self.held(stream.close, caller.tenant.tenant_id) as refused:
+            if refused is not None:
                 raise MCPError(types.INTERNAL_ERROR, TOO_MANY_STREAMS)
             announce = partial(bus.publish, ToolsListChanged())
             async with anyio.create_task_group() as group:
@@ -78,18 +84,26 @@ class ToolboxChanges:
         return ended
 
     @contextmanager
-    def held(self, end: Callable[[], None]) -> Iterator[bool]:
-        """One stream's place under the limit (False: none is left), for as long as the
-        block runs; `end` ends that stream gracefully when the process stops (`close`)."""
+    def held(self, end: Callable[[], None], tenant: int) -> Iterator[Refused]:
+        """One stream's place under the limits, for as long as the block runs (or which
+        limit left none: `PROCESS` or `TENANT`); `end` ends that stream gracefully when the
+        process stops (`close`)."""
         if self.streams >= self.limit:
-            yield False
+            yield PROCESS
+            return
+        if self._tenant_streams.get(tenant, 0) >= self.tenant_limit:
+            yield TENANT
             return
         self.streams += 1
+        self._tenant_streams[tenant] = self._tenant_streams.get(tenant, 0) + 1
         self._open.add(end)
         try:
-            yield True
+            yield None
         finally:
             self.streams -= 1
+            left = self._tenant_streams.pop(tenant) - 1
+            if left:
+                self._tenant_streams[tenant] = left
             self._open.discard(end)
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from mcp_gateway.front.asgi import refusal
-from mcp_gateway.front.toolbox_changes import ToolboxChanges
+from mcp_gateway.front.toolbox_changes import TENANT, ToolboxChanges
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ToolboxConfig
 
@@ -32,6 +32,10 @@ NOT_ACCEPTABLE = "Not Acceptable: Client must accept text/event-stream"  # the S
 TOO_MANY_STREAMS = (
     "This gateway process has {limit} streams open, its limit: this one is refused. "
     "Requests by POST are served as usual; list the tools again to see a change."
+)
+TOO_MANY_TENANT_STREAMS = (
+    "This tenant has {limit} streams open on this gateway process, its limit: this one is "
+    "refused. Requests by POST are served as usual; list the tools again to see a change."
 )
 STREAM_RETRY_SECONDS = 30
 LIST_CHANGED = types.JSONRPCNotification(
@@ -56,10 +60,13 @@ async def serve_stream(
         await refusal(send, 406, "not_acceptable", NOT_ACCEPTABLE)
         return
     writer, reader = anyio.create_memory_object_stream[None](1)
-    with writer, reader, changes.held(writer.close) as admitted:
-        if not admitted:
+    with writer, reader, changes.held(writer.close, caller.tenant.tenant_id) as refused:
+        if refused is not None:
             retry = [(b"retry-after", str(STREAM_RETRY_SECONDS).encode())]
-            message = TOO_MANY_STREAMS.format(limit=changes.limit)
+            if refused == TENANT:
+                message = TOO_MANY_TENANT_STREAMS.format(limit=changes.tenant_limit)
+            else:
+                message = TOO_MANY_STREAMS.format(limit=changes.limit)
             await refusal(send, 503, "too_many_streams", message, retry)
             return
         async with anyio.create_task_group() as group:

@@ -31,6 +31,12 @@ TS_CLIENT = ROOT / "tests" / "clients" / "ts_sdk_list_changed.mjs"
 NOT_FOUND = refusal_json(
     404, "not_found", "There is no MCP endpoint at this path for this credential."
 )
+TOO_MANY_FOR_THE_TENANT = refusal_json(
+    503,
+    "too_many_streams",
+    "This tenant has 1 streams open on this gateway process, its limit: this one is "
+    "refused. Requests by POST are served as usual; list the tools again to see a change.",
+)
 TOO_MANY = refusal_json(
     503,
     "too_many_streams",
@@ -158,6 +164,24 @@ async def test_a_get_past_the_limit_is_refused(live_gateway, probed):
     assert refused.status_code == 503
     assert refused.headers["retry-after"] == "30"
     assert refused.json() == TOO_MANY
+
+
+async def test_a_get_past_the_tenant_limit_is_refused(live_gateway, probed):
+    """A tenant's own limit, below the process's, with its own text."""
+    changes = live_gateway.gateway.toolbox_endpoint.changes
+    changes.tenant_limit = 1  # this gateway's own (256 otherwise)
+    dev = endpoint(live_gateway, "acme", "dev")
+    async with (
+        dev.client(probed.key) as client,
+        client.listen(tools_list_changed=True),
+        httpx2.AsyncClient(timeout=30) as http,
+    ):
+        refused = await http.get(
+            dev.url, headers={"Authorization": f"Bearer {probed.key}", **STREAM_HEADERS}
+        )
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "30"
+    assert refused.json() == TOO_MANY_FOR_THE_TENANT
 
 
 async def test_the_gateways_stop_ends_the_stream(probed):

@@ -74,6 +74,20 @@ async def test_a_listen_past_the_process_limit_is_refused(live_gateway, probed):
     assert refused.value.error.message == "Subscription limit reached"
 
 
+async def test_a_listen_past_the_tenant_limit_is_refused(live_gateway, probed):
+    """One tenant's streams are bounded below the process's: its next listen is refused."""
+    entry = live_gateway.gateway.toolbox_endpoint.server.get_request_handler("subscriptions/listen")
+    entry.handler.tenant_limit = 1  # this gateway's own (256 otherwise)
+    dev = endpoint(live_gateway, "acme", "dev")
+    async with dev.client(probed.key) as client, client.listen(tools_list_changed=True):
+        with pytest.raises(MCPError) as refused:
+            async with client.listen(tools_list_changed=True):
+                pass
+        assert entry.handler.streams == 1  # the refused one took no place
+    assert refused.value.error.code == INTERNAL_ERROR
+    assert refused.value.error.message == "Subscription limit reached"
+
+
 @pytest.fixture
 def everything(make_setup) -> TenantSetup:
     setup = make_setup()
