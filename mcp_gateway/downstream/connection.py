@@ -40,7 +40,12 @@ from mcp_gateway.downstream.discovery import (
     list_all_tools,
     redactor_for,
 )
-from mcp_gateway.downstream.envelope import calling_capabilities, negotiate
+from mcp_gateway.downstream.envelope import (
+    DeclaringSession,
+    calling_capabilities,
+    negotiate,
+    offers_modern,
+)
 from mcp_gateway.downstream.envrefs import ReferenceEnviron
 from mcp_gateway.downstream.notifications import LogSink, Notifications
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
@@ -109,8 +114,12 @@ class Connection:
         auth: httpx2.Auth | None = None,
         sandbox: SandboxPolicy | None = None,
         recorder: Recorder | None = None,
+        declares: Mapping[str, Any] | None = None,
     ) -> None:
         self.recorder = recorder or Recorder()  # the gateway's: its metrics
+        # The client capabilities (wire form, relayed ones: `envelope.canonical`) declared
+        # at a 2025-11-25 initialize: none for the pool's base connection of a server.
+        self.declares: dict[str, Any] = dict(declares or {})
         self.max_result_bytes = max_result_bytes
         self.sandbox = sandbox  # the gateway's policy (None: the settings' at connect)
         self.auth = auth  # a signed-in server's (`downstream.connected`): on every request
@@ -129,6 +138,11 @@ class Connection:
         self.tools_version = 0
         self._relist_wanted = anyio.Event()
         self._relisting: anyio.Event | None = None  # set once the wanted listing is done
+        # The pool's: asks the server's other connections (its base, its declared sets'),
+        # which may not hear it, to list again on this one's `list_changed`; their
+        # listings, which a call during the change answers after, as after its own.
+        self.list_siblings: Callable[[], list[anyio.Event]] | None = None
+        self._sibling_listings: list[anyio.Event] = []
         self._listed = anyio.Event()  # set (and replaced) at each listing, and at the end
         # Calls in flight: each one's queue of log messages for its client (None: its
         # client takes none). A log message goes to a call only when it is the one.
@@ -211,11 +225,13 @@ class Connection:
                         admit=self.notifications.admit,  # a stdio server's, as it is read
                     )
                     read, write = (await stack.enter_async_context(transport))[:2]
-                    questions = ServerQuestions(self.label, lambda: list(self._asking.values()))
+                    questions = ServerQuestions(
+                        self.label, lambda: list(self._asking.values()), self.declares
+                    )
                     if stderr:
                         stderr.child_started()
                     session = await stack.enter_async_context(
-                        ClientSession(
+                        DeclaringSession(
                             WatchedStream(
                                 read,
                                 self._on_end_of_stream,
@@ -226,8 +242,9 @@ class Connection:
                             # 2026-07-28 asks log messages per request: every level, for
                             # the gateway's log (a client gets those it asked for).
                             log_level="debug",
-                            # Declared at a 2025-11-25 initialize (a 2026-07-28 server is
-                            # told each call's own: `envelope`), answered for the call.
+                            # Its own set declared at a 2025-11-25 initialize (a 2026-07-28
+                            # server is told each call's: `envelope`), answered for the call.
+                            declares=self.declares,
                             elicitation_callback=questions.elicit,
                             sampling_callback=questions.sample,
                             list_roots_callback=questions.roots,
@@ -237,7 +254,7 @@ class Connection:
                     # A stdio server is asked for 2026-07-28 first (the calling client's
                     # capabilities per request: `envelope`); a remote one keeps 2025-11-25,
                     # whose `list_changed` comes on the standalone stream.
-                    await negotiate(session, modern=self.server.is_stdio)
+                    await negotiate(session, modern=offers_modern(self.server))
                     phase = "list"
                     await self._subscribe(stack, session)  # before the listing
                     self.tools = await list_all_tools(session, bounds)
@@ -335,9 +352,21 @@ class Connection:
     def _tools_changed(self) -> None:
         """The server sent `notifications/tools/list_changed` (read in order, so before the
         answer of a call during which it was sent)."""
+        self.list_again()
+        if self.list_siblings is not None:
+            pending = [event for event in self._sibling_listings if not event.is_set()]
+            for event in self.list_siblings():
+                if all(event is not other for other in pending):
+                    pending.append(event)
+            self._sibling_listings = pending
+
+    def list_again(self) -> anyio.Event:
+        """Lists the tools again (once, however many ask meanwhile); the event is set once
+        that listing is done, or the connection ended."""
         self._relist_wanted.set()
         if self._relisting is None:
             self._relisting = anyio.Event()
+        return self._relisting
 
     async def _subscribe(
         self, stack: AsyncExitStack, session: ClientSession
@@ -402,10 +431,12 @@ class Connection:
     async def _listed_if_changed(self) -> None:
         """A call during which the server announced a change answers after the new listing,
         so that the client's next `open_toolbox` shows it (bounded by the connect timeout)."""
-        relisting = self._relisting
-        if relisting is not None:
+        pending = [self._relisting, *self._sibling_listings]
+        waits = [event for event in pending if event is not None and not event.is_set()]
+        if waits:
             with anyio.move_on_after(self.connect_timeout):
-                await relisting.wait()
+                for event in waits:
+                    await event.wait()
 
     # Log messages, to the call they belong to
 

@@ -3,6 +3,13 @@
 Keyed by tenant, toolbox, server and configuration fingerprint: 100 sessions using one
 server share one process; an admin edit changes the fingerprint, so new calls get a new
 connection and the old one is closed once no call is in flight on it.
+
+A server spoken to in 2025-11-25 learns the client's capabilities once, at `initialize`:
+the base connection of a server (`declares` empty) declares none, and a caller that
+declared some is served by the connection for its set (`declares`: `envelope.canonical`),
+one more connection of the server's, counted, retired and closed when idle like any other.
+Listing, status records and warm-up use the base connection; a `list_changed` heard on
+any of a server's connections asks the others to list again.
 """
 
 from __future__ import annotations
@@ -11,7 +18,8 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 import anyio
 import httpx2
@@ -19,6 +27,7 @@ from anyio.abc import TaskGroup
 
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.connection_recorder import RecordConnection, record_connection
+from mcp_gateway.downstream.envelope import declared_set
 from mcp_gateway.downstream.respawn import RespawnPolicy, ServerHealth
 from mcp_gateway.downstream.sandbox.policy import SandboxPolicy
 from mcp_gateway.observe.recorder import Recorder
@@ -38,11 +47,26 @@ class PoolKey:
     fingerprint: str
     # A server each person signs in to: whose connection (never reused for another).
     person: int | None = None
+    # The client capabilities its 2025-11-25 initialize declares (`envelope.canonical`):
+    # "" for the server's base connection, which declares none.
+    declares: str = ""
 
     @property
     def place(self) -> tuple[int, str, str, int | None]:
         """Which server this is (and for whom), whatever configuration it was connected with."""
         return (self.tenant_id, self.toolbox, self.server, self.person)
+
+    @property
+    def base(self) -> PoolKey:
+        """The server's base connection's key (which declares no capability)."""
+        return replace(self, declares="") if self.declares else self
+
+    def replaces(self, other: PoolKey) -> bool:
+        """Whether a connection for this key takes the place of one for `other`: the same
+        server, for the same set, or in an older configuration (whatever its set)."""
+        return other.place == self.place and (
+            other.fingerprint != self.fingerprint or other.declares == self.declares
+        )
 
 
 class ConnectFailed(Exception):
@@ -96,6 +120,12 @@ class Pool:
 
     def connections(self) -> list[Connection]:
         return [conn for conn in self._connections.values() if not conn.closed]
+
+    def base_connections(self) -> list[Connection]:
+        """The servers' base connections (what a listing reads), not those for a set."""
+        return [
+            conn for key, conn in self._connections.items() if not key.declares and not conn.closed
+        ]
 
     def running_keys(self) -> list[PoolKey]:
         """The keys of the connections that are up (what a warm-up would start again)."""
@@ -154,7 +184,7 @@ class Pool:
         each person signs in to offers, for listing to a person not signed in yet."""
         for other, conn in self._connections.items():
             same = other.place[:3] == key.place[:3] and other.fingerprint == key.fingerprint
-            if same and conn.is_ready and conn.alive:
+            if same and not other.declares and conn.is_ready and conn.alive:
                 return conn
         return None
 
@@ -166,12 +196,12 @@ class Pool:
     def limit_reached(self, key: PoolKey, tenant_limit: int | None = None) -> str | None:
         """Which cap on live connections, for the process or per tenant, a new connection
         for key would pass (None: neither). A connection that a new one of the same server
-        replaces does not count."""
+        replaces does not count; the server's connections for other sets do."""
         limit = self.tenant_max_connections if tenant_limit is None else tenant_limit
         others = [
             other
             for other in self._connections
-            if other.place != key.place and not self._connections[other].closed
+            if not key.replaces(other) and not self._connections[other].closed
         ]
         if len(others) >= self.max_connections:
             return (
@@ -201,19 +231,35 @@ class Pool:
             auth=auth,
             sandbox=self.sandbox,
             recorder=self.recorder,
+            declares=declared_set(key.declares),
         )
+        conn.list_siblings = partial(self._list_siblings, key)
         self._connections[key] = conn
         self._task_group.start_soon(conn.run)
-        if self.record is not None:
+        if self.record is not None and not key.declares:  # the admin's status: the base's
             self._task_group.start_soon(record_connection, conn, self.record)
-        # Older configurations of the same server are closed once their calls are done.
+        # Older configurations of the same server (each set's too) are closed once their
+        # calls are done.
         for other_key, other in list(self._connections.items()):
-            if other_key.place == key.place and other_key != key:
+            if key.replaces(other_key) and other_key != key:
                 del self._connections[other_key]
                 self._health.pop(other_key, None)
                 self._retiring.add(other)
         self._reap_retiring()
         return conn
+
+    def _list_siblings(self, key: PoolKey) -> list[anyio.Event]:
+        """The same server's other live connections in key's configuration (its base, its
+        sets'), each asked to list its tools again: a `list_changed` heard on one of them
+        (a server's other process, or session, may announce nothing)."""
+        return [
+            conn.list_again()
+            for other, conn in self._connections.items()
+            if other != key
+            and other.place == key.place
+            and other.fingerprint == key.fingerprint
+            and conn.alive
+        ]
 
     def _reap_retiring(self) -> None:
         for conn in list(self._retiring):
@@ -252,10 +298,11 @@ class Pool:
             for conn in conns:
                 await conn.wait_closed()
 
-    def unpooled(self, server: ServerConfig, ref: ServerRef) -> Connection:
+    def unpooled(self, server: ServerConfig, ref: ServerRef, declares: str = "") -> Connection:
         """A connection with this pool's settings that the pool does not keep: its owner
         runs it, stops it, and counts it against no cap of the pool's (a listing past the
-        tenant's limit, a call that must be alone on its connection)."""
+        tenant's limit, a call that must be alone on its connection, which declares its
+        client's set: `declares`, `envelope.canonical`'s)."""
         return Connection(
             server,
             ref,
@@ -263,6 +310,7 @@ class Pool:
             max_result_bytes=self.max_result_bytes,
             sandbox=self.sandbox,
             recorder=self.recorder,
+            declares=declared_set(declares),
         )
 
     def would_start(self, key: PoolKey, server: ServerConfig) -> bool:

@@ -2,8 +2,11 @@
 (`elicitation/create`, `sampling/createMessage`, `roots/list`), not with an input-required
 result; the connection answers it for the call it belongs to.
 
-The connection declares elicitation (form and URL), sampling and roots at its `initialize`:
-a pooled connection serves every caller of the tenant, so it cannot declare one client's.
+A connection declares one set of capabilities at its `initialize` (`envelope`): the pool's
+base connection of a server none, the pool's connection for a caller's declared set that
+set, so that a server that asks only a client that declared the capability (else falls
+back) treats each caller as it would directly. What the connection did not declare is
+answered as not declared, whoever's call is in flight.
 A request from the server carries no tie to the call that caused it, so it is the one call
 in flight on the connection's (a toolbox endpoint's resource, prompt or completion
 request counts, and its client is asked nothing), or nobody's: with none (`NO_CALL`) or
@@ -52,13 +55,21 @@ Asking = tuple[Mapping[str, Any] | None, AskClient | None]
 class ServerQuestions:
     """The connection's callbacks for a server's requests (`ClientSession` takes them)."""
 
-    def __init__(self, label: str, in_flight: Callable[[], list[Asking]]) -> None:
+    def __init__(
+        self,
+        label: str,
+        in_flight: Callable[[], list[Asking]],
+        declared: Mapping[str, Any],
+    ) -> None:
         self.label = label
         self.in_flight = in_flight  # the calls in flight on the connection, now
+        self.declared = declared  # what the connection declared at its initialize
 
     async def _ask(
         self, capability: str, request: types.InputRequest
     ) -> types.InputResponse | ErrorData:
+        if capability not in self.declared:  # a server that asks anyway: as the SDK's client
+            return ErrorData(code=INVALID_REQUEST, message=NOT_DECLARED[capability])
         calls = self.in_flight()
         if not calls:
             logger.info("[%s] %s not relayed: no call in flight", self.label, request.method)

@@ -1,11 +1,22 @@
 """A meta-tool's connection to one server of a toolbox: the pool's, by tenant, toolbox,
 server and configuration fingerprint, and for a server each person signs in to, by person.
 
+A call whose client declared capabilities a server may ask through (`envelope.relayed`),
+to a server spoken to in 2025-11-25, which learns them once at `initialize`, goes to the
+pool's connection for that set: the base connection declares none, so that the server
+sees the calling client's declared capabilities, never more. A stdio server is connected
+first (its base: whether it speaks 2026-07-28, which is told each call's set in the
+request, is known only then); a remote one is spoken to in 2025-11-25 always.
+
 A signed-in server (`downstream.connected`) is connected only when the account it needs is:
 else the caller is told to sign in (`SignInRequired`, with a one-time link) before any
 connection is tried, and a server that refuses the account's token says the same."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
 
 from mcp_gateway.downstream.connected.accounts import (
     SHARED_NEEDED,
@@ -16,6 +27,7 @@ from mcp_gateway.downstream.connected.accounts import (
 )
 from mcp_gateway.downstream.connected.machine import ClientCredentialsAuth
 from mcp_gateway.downstream.connection import Connection
+from mcp_gateway.downstream.envelope import canonical, offers_modern
 from mcp_gateway.downstream.pool import ConnectFailed, Pool, PoolKey
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef, ToolboxConfig
@@ -40,11 +52,32 @@ async def connection(
     toolbox: ToolboxConfig,
     server: ServerConfig,
     accounts: ConnectedAccounts | None = None,
+    declared: Mapping[str, Any] | None = None,
 ) -> Connection:
     """The live connection (connecting once however many callers wait); ConnectFailed,
-    SignInRequired."""
-    ref = ServerRef(caller.tenant.slug, toolbox.name, server.name)
+    SignInRequired. `declared`: a call's client's (relayed) capabilities; None for a
+    listing, which reads the server's base connection."""
     key = pool_key(caller, toolbox, server)
+    declares = canonical(declared)
+    own = replace(key, declares=declares)
+    if declares and not offers_modern(server):
+        return await _pooled(pool, caller, toolbox, server, accounts, own)
+    conn = await _pooled(pool, caller, toolbox, server, accounts, key)
+    if not declares or conn.modern:  # 2026-07-28: each request carries the call's set
+        return conn
+    return await _pooled(pool, caller, toolbox, server, accounts, own)
+
+
+async def _pooled(
+    pool: Pool,
+    caller: Caller,
+    toolbox: ToolboxConfig,
+    server: ServerConfig,
+    accounts: ConnectedAccounts | None,
+    key: PoolKey,
+) -> Connection:
+    """The pool's connection for key, with the account a signed-in server needs."""
+    ref = ServerRef(caller.tenant.slug, toolbox.name, server.name)
     if server.auth == "client_credentials":  # Workbench itself: no person, no account row
         machine = ClientCredentialsAuth(server)
         return await pool.get(key, server, ref, caller.tenant.max_connections, auth=machine)

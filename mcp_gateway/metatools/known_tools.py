@@ -164,9 +164,10 @@ class KnownTools:
 
     def live(self, tenant: TenantConfig) -> dict[tuple[str, str, str], Connection]:
         """This process's connected connections of the tenant, by toolbox, server and
-        fingerprint (a server each person signs in to: anyone's; they list alike)."""
+        fingerprint (a server each person signs in to: anyone's; they list alike; the base
+        connection of each, not one for a client's declared set)."""
         found: dict[tuple[str, str, str], Connection] = {}
-        for conn in self.pool.connections():
+        for conn in self.pool.base_connections():
             if conn.ref.tenant == tenant.slug and conn.is_ready and conn.alive:
                 found.setdefault((conn.ref.toolbox, conn.ref.server, conn.server.fingerprint), conn)
         return found

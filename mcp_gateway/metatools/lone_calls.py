@@ -7,7 +7,9 @@ callers, the request is the one call's in flight, and with two in flight the gat
 cannot tell whose it is. Rather than guess, a call whose client could be asked (it
 declared elicitation, sampling or roots), or one arriving while such a call is in flight,
 gets a connection of its own for its length when the pool's has a call in flight: the
-server's question is then this call's alone. Bounded: at most `LONE_CONNECTIONS` at once
+server's question is then this call's alone. The connection declares at its `initialize`
+the call's client's capabilities (`envelope.canonical`), as the pool's connection for that
+set does (`metatools.connect`), never more. Bounded: at most `LONE_CONNECTIONS` at once
 per process, past which the call shares the pool's connection (and a question the gateway
 cannot attribute is refused, saying so); a server each person signs in to, whose
 connection carries the person's account, always shares the pool's.
@@ -15,12 +17,13 @@ connection carries the person's account, always shares the pool's.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import anyio
 
 from mcp_gateway.downstream.connection import Connection
+from mcp_gateway.downstream.envelope import canonical
 from mcp_gateway.downstream.pool import ConnectFailed, Pool
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef, ToolboxConfig
@@ -53,12 +56,13 @@ class LoneCalls:
         toolbox: ToolboxConfig,
         server: ServerConfig,
         use: Callable[[Connection], Awaitable[T]],
+        declared: Mapping[str, Any] | None = None,
     ) -> T:
-        """`use` on a connection of its own, made for it and closed after it."""
+        """`use` on a connection of its own, made for it and closed after it, which
+        declares `declared` (the call's client's relayed capabilities)."""
         async with self.limit:
-            conn = self.pool.unpooled(
-                server, ServerRef(caller.tenant.slug, toolbox.name, server.name)
-            )
+            ref = ServerRef(caller.tenant.slug, toolbox.name, server.name)
+            conn = self.pool.unpooled(server, ref, canonical(declared))
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(conn.run)
                 try:

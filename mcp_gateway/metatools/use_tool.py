@@ -192,7 +192,9 @@ class ToolUser:
         if wait:
             raise errors.rate_limited(ref.name, server.name, toolbox.name, wait)
         try:
-            conn = await connection(self.pool, caller, toolbox, server, self.accounts)
+            conn = await connection(
+                self.pool, caller, toolbox, server, self.accounts, call.capabilities
+            )
         except SignInRequired as exc:
             raise errors.auth_required(ref.name, server.name, toolbox.name, exc.url) from None
         except ConnectFailed as exc:
@@ -290,7 +292,7 @@ class ToolUser:
         assert call.server is not None and call.toolbox is not None
         server, toolbox, name = call.server, call.toolbox, call.named.tool
         try:
-            return await self.lone.run(call.caller, toolbox, server, use)
+            return await self.lone.run(call.caller, toolbox, server, use, call.capabilities)
         except ConnectFailed as exc:
             raise _connect_failed(exc, name, server, toolbox) from None
 

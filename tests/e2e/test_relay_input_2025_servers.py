@@ -3,12 +3,14 @@ server on the SDK 1.x (which does not speak 2026-07-28), which ask with a reques
 call (`elicitation/create`, `sampling/createMessage`, `roots/list`) on their connection,
 shared by the tenant's callers.
 
-The connection declares the capabilities and answers each request for the one call in
-flight on it: a 2025-11-25 client that declared the capability is asked on its call's
-stream and the server gets its answer; a 2026-07-28 client is asked by an input-required
-result while the server's request waits, and its retry answers it; a client that declared
-nothing is answered for as the SDK's client answers then; with a call in flight on the
-pool's connection, an asking call gets a connection of its own rather than a guess."""
+The connection declares the calling client's capabilities (the pool's connection for its
+set: `test_relay_declared.py`) and answers each request for the one call in flight on it:
+a 2025-11-25 client that declared the capability is asked on its call's stream and the
+server gets its answer; a 2026-07-28 client is asked by an input-required result while the
+server's request waits, and its retry answers it; a client that declared nothing is served
+by a connection that declared nothing, and gets the server's own answer to that; with a
+call in flight on its set's connection, an asking call gets a connection of its own rather
+than a guess."""
 
 from __future__ import annotations
 
@@ -31,14 +33,6 @@ from toolboxes.models import Server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("relay_input_2025_servers")]
 
-# What each probe tool's request is answered for a client that declared nothing: the SDK
-# client's own answer (downstream.server_questions.NOT_DECLARED), which the server raises.
-NOT_DECLARED = {
-    "ask_form": "Elicitation not supported",
-    "ask_url": "Elicitation not supported",
-    "ask_sample": "Sampling not supported",
-    "ask_roots": "List roots not supported",
-}
 METHODS = {
     "ask_form": "elicitation/create",
     "ask_url": "elicitation/create",
@@ -104,11 +98,19 @@ async def test_a_stdio_server_on_the_old_sdk_asks_a_2025_client(module_gateway, 
 
 
 @pytest.mark.parametrize("tool", list(ASKS))
-async def test_a_client_that_declared_nothing_is_answered_for(module_gateway, caller, tool):
+async def test_a_client_that_declared_nothing_gets_the_servers_own_answer(
+    module_gateway, caller, tool
+):
+    """The server sees that the client declared nothing (no connection claims more for
+    it), and answers as it answers such a client directly: its own refusal here."""
     async with module_gateway.session(caller.key) as session:
         payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         result = await session.call_tool("use_tool", use("dev", "probe", tool))
-    assert error_of(result) == failed(tool, NOT_DECLARED[tool])
+    assert error_of(result) == failed(
+        tool, f"Client did not declare the {ASKS[tool][1]} capability"
+    )
+    assert result.structured_content is not None
+    assert result.structured_content["error"]["details"]["downstream_code"] == -32021
 
 
 @pytest.mark.parametrize("tool", list(ASKS))
@@ -159,8 +161,9 @@ async def test_with_a_call_in_flight_an_asking_call_gets_a_connection_of_its_own
     module_gateway, world, tool
 ):
     """A request from the server names no call: while another call is in flight on the
-    pool's connection, a call whose client could be asked runs on a connection of its own
-    (`lone_calls`), so the server's question is that call's alone, and is answered."""
+    pool's connection for the caller's set (another caller that declared the same), a call
+    whose client could be asked runs on a connection of its own (`lone_calls`), which
+    declares the same set, so the server's question is that call's alone, and is answered."""
     waiting, asking = [await sync_to_async(world.new_key)() for _ in range(2)]
     answers = Answers()
     pool = module_gateway.gateway.pool
@@ -170,7 +173,7 @@ async def test_with_a_call_in_flight_an_asking_call_gets_a_connection_of_its_own
 
     with anyio.fail_after(120):
         async with (
-            module_gateway.session(waiting.key) as other,
+            module_gateway.session(waiting.key, **Answers().callbacks()) as other,
             module_gateway.session(asking.key, **answers.callbacks()) as session,
             anyio.create_task_group() as group,
         ):

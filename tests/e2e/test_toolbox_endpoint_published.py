@@ -15,7 +15,6 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.e2e.test_relay_input import Answers
 from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup
 from tests.harness.results import error_of, payload
 from tests.harness.tenant_dirs import tenant_dir
@@ -89,13 +88,13 @@ async def test_every_tool_is_the_servers_own_but_for_its_name(dev, acme):
     """Beside a direct stdio connection to the same server: each tool the endpoint lists
     is the server's own definition, field for field (title, description, schemas,
     annotations, icons, execution, _meta), named `everything__<tool>`. The direct client
-    declares what the gateway's connection declares (elicitation, sampling, roots: the
-    server offers tools that use them)."""
+    declares what the gateway's listing connection declares: nothing (the server offers
+    the tools that use elicitation, sampling or roots only to a client that declared them:
+    no one lists those)."""
     direct = StdioServerParameters(command=str(EVERYTHING), args=["stdio"])
-    declared = Answers().callbacks()
     async with (
         stdio_client(direct) as (read, write),
-        ClientSession(read, write, **declared) as session,
+        ClientSession(read, write) as session,
     ):
         await session.initialize()
         own = (await session.list_tools()).tools

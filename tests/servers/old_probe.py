@@ -5,11 +5,13 @@ it asks the client for input with a request during the call (issue 34).
 
 Tools: `ask_form` (a form elicitation), `ask_sample` (sampling), `ask_roots` (roots);
 each answers `answered <json>` (the client's answer as JSON), or the error the client's
-answer was, as the tool's JSON-RPC error.
+answer was, as the tool's JSON-RPC error. `declared`: the capabilities the client declared
+at its `initialize`, as JSON (sorted keys).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp.types as types
@@ -50,6 +52,18 @@ async def ask_sample(ctx: Context) -> str:
 async def ask_roots(ctx: Context) -> str:
     """Ask the client for its roots, then answer."""
     return answered(await ctx.session.list_roots())
+
+
+@server.tool()
+async def declared(ctx: Context) -> str:
+    """Return the capabilities the client declared at its initialize."""
+    params = ctx.session.client_params
+    wire = (
+        {}
+        if params is None
+        else params.capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    return json.dumps(wire, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ Tools:
 - `refuse`: answers with a JSON-RPC error of code -32021 and `data`
   ({"capability": "elicitation", "mode": "form"});
 - `echo_meta`: returns the request `_meta` it received (JSON text and structured);
+- `declared`: returns the capabilities its client declared (on 2025-11-25 at the
+  session's `initialize`, on 2026-07-28 in this request), as JSON text (sorted keys) and
+  structured, `{}` for none;
 - `log`: sends one `notifications/message` per level of `levels` (default debug, info,
   warning, error; data `"<level> message"`, logger `probe`), then answers `logged`;
 - `add_tool`: adds the tool `added` (which answers `added here`) and announces it with
@@ -77,6 +80,7 @@ TOOLS = [
     DECORATED,
     _tool("refuse", "Answer with a JSON-RPC error of code -32021 and data"),
     _tool("echo_meta", "Return the request _meta this server received"),
+    _tool("declared", "Return the capabilities this server's client declared"),
     _tool("log", "Send one log message per level of `levels`, then answer"),
     _tool("add_tool", "Add the tool `added` and announce it with tools/list_changed"),
     _tool("flood", "Send `count` log messages as fast as possible, then answer"),
@@ -169,6 +173,17 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(meta, sort_keys=True))],
                 structured_content=meta,
+            )
+        if params.name == "declared":
+            declared = ctx.session.client_capabilities
+            told = (
+                {}
+                if declared is None
+                else declared.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(told, sort_keys=True))],
+                structured_content=told,
             )
         if params.name == "log":
             for level in arguments.get("levels", LEVELS):

@@ -1,17 +1,21 @@
 """Pins of the SDK internals `mcp_gateway/downstream/envelope.py` is built on: the client
 session's per-request envelope (`ClientSession._stamp`, the one seam where a request's
 `_meta` gets the client's capabilities) and the 2026-07-28 connect policy
-(`mcp.client._probe.negotiate_auto`). An SDK upgrade that moves or reshapes one fails
+(`mcp.client._probe.negotiate_auto`), and what a session declares at its `initialize`
+(`ClientSession._build_capabilities`). An SDK upgrade that moves or reshapes one fails
 here, by name, instead of as servers told the wrong capabilities."""
 
 from __future__ import annotations
 
 import inspect
 
+import anyio
 from mcp.client import _probe
 from mcp.client import session as sdk_session
 from mcp.client.session import ClientSession
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
+
+from mcp_gateway.downstream.envelope import DeclaringSession
 
 
 def test_negotiate_auto_takes_the_session_and_is_async() -> None:
@@ -32,3 +36,32 @@ def test_the_modern_stamp_writes_the_client_capabilities_key() -> None:
     source = inspect.getsource(sdk_session._make_modern_stamp)
     assert "CLIENT_CAPABILITIES_META_KEY" in source
     assert CLIENT_CAPABILITIES_META_KEY == "io.modelcontextprotocol/clientCapabilities"
+
+
+def test_what_a_session_declares_is_built_by_build_capabilities() -> None:
+    """`envelope.DeclaringSession` overrides `_build_capabilities`: the one place the SDK
+    builds what `initialize` and `server/discover` declare."""
+    names = list(inspect.signature(ClientSession._build_capabilities).parameters)
+    assert names == ["self", "version"]
+    assert "self._build_capabilities(" in inspect.getsource(ClientSession.initialize)
+    assert "self._build_capabilities(" in inspect.getsource(ClientSession.send_discover)
+    assert "self._build_capabilities(" in inspect.getsource(ClientSession.adopt)
+    building = inspect.getsource(ClientSession)
+    assert building.count("_build_capabilities(") == 4, "a new caller to pin"
+
+
+def test_a_declaring_session_declares_its_set_and_nothing_else() -> None:
+    async def callback(*args: object) -> None:
+        raise AssertionError("not called")
+
+    declares = {"elicitation": {"form": {}}, "roots": {}}
+    session = DeclaringSession(
+        anyio.create_memory_object_stream(1)[1],
+        anyio.create_memory_object_stream(1)[0],
+        elicitation_callback=callback,
+        sampling_callback=callback,
+        list_roots_callback=callback,
+        declares=declares,
+    )
+    built = session._build_capabilities("2025-11-25")
+    assert built.model_dump(by_alias=True, mode="json", exclude_none=True) == declares

@@ -1,5 +1,6 @@
 """A 2025-11-25 server's request for input is answered for the one call in flight on its
-connection, never guessed: each refusal's exact text and code."""
+connection, never guessed, and only for what the connection declared: each refusal's exact
+text and code."""
 
 from __future__ import annotations
 
@@ -20,8 +21,12 @@ async def ask(request: types.InputRequest) -> types.InputResponse | types.ErrorD
     return ANSWER
 
 
-def questions(*calls: Asking) -> ServerQuestions:
-    return ServerQuestions("acme/dev/probe", lambda: list(calls))
+# What the connection declared at its initialize: the three, as a caller's set may.
+DECLARED = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+
+def questions(*calls: Asking, declared: dict[str, Any] = DECLARED) -> ServerQuestions:
+    return ServerQuestions("acme/dev/probe", lambda: list(calls), declared)
 
 
 def refusal(message: str) -> types.ErrorData:
@@ -58,3 +63,14 @@ async def test_sampling_and_roots_not_declared_get_the_sdk_clients_own_answers()
     sample = types.CreateMessageRequestParams(messages=[], max_tokens=1)
     assert await questions(({}, ask)).sample(None, sample) == refusal("Sampling not supported")
     assert await questions(({}, ask)).roots(None) == refusal("List roots not supported")
+
+
+async def test_what_the_connection_did_not_declare_is_refused_whoever_asks():
+    """The pool's base connection declares nothing: a server asking on it anyway is
+    answered as the SDK's client answers, even for a call whose client declared it."""
+    calls = ({"elicitation": {}}, ask)
+    assert await questions(calls, declared={}).elicit(None, FORM) == refusal(
+        "Elicitation not supported"
+    )
+    only_roots = questions(calls, declared={"roots": {}})
+    assert await only_roots.elicit(None, FORM) == refusal("Elicitation not supported")
