@@ -505,7 +505,6 @@ class Connection:
         if session is None:
             raise failures.DownstreamFailure("the server connection is closed")
         method = getattr(request, "method", "request")
-        what = f"{method} {name}" if name else method
         self.in_flight += 1
         self.last_used = time.monotonic()
         token = current_redactor.set(self._redact)
@@ -540,7 +539,7 @@ class Connection:
             if deadline.cancelled_caught:
                 raise self._call_failure(
                     f"timed out after {timeout:g}s",
-                    f"{what}: no answer within {timeout:g}s",
+                    f"{_what(method, name)}: no answer within {timeout:g}s",
                     timed_out=True,
                 )
             await self._listed_if_changed()  # the answer is in: outside the call's deadline
@@ -556,7 +555,7 @@ class Connection:
             raise
         except Exception as exc:  # e.g. a result that is not a CallToolResult
             raise self._call_failure(
-                "the server sent an invalid result", f"{what}: {exc!r}"
+                "the server sent an invalid result", f"{_what(method, name)}: {exc!r}"
             ) from None
         finally:
             del self._calls[call_id]
@@ -643,6 +642,11 @@ class Connection:
             capabilities=capabilities,
             ask=ask,
         )
+
+
+def _what(method: str, name: str) -> str:
+    """A request as a failure's log line names it: `tools/call echo`, `resources/read`."""
+    return f"{method} {name}" if name else method
 
 
 async def _with_logs(
