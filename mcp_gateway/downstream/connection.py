@@ -476,12 +476,66 @@ class Connection:
         asked a server's question during the call (a server spoken to in 2025-11-25 asks by
         a request: `server_questions`). The answer may be the server's input-required
         result."""
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name=name,
+                arguments=arguments,
+                task=task,
+                _meta=passed_on_meta(meta),
+                input_responses=input_responses,
+                request_state=request_state,
+            )
+        )
+        try:
+            # send_request, not call_tool: the result is passed on as it came, without
+            # validating it against the tool's outputSchema here (the client may).
+            result = await self._relayed(
+                request,
+                _CALL_ANSWER,
+                name,
+                progress_callback=progress_callback,
+                on_log=on_log,
+                capabilities=capabilities,
+                ask=ask,
+            )
+        except MCPError as exc:
+            # The server's own JSON-RPC error: the tool's answer, passed on unchanged.
+            raise failures.DownstreamFailure(exc.message, error=exc.error) from None
+        self.health.succeeded()
+        if isinstance(result, types.InputRequiredResult):
+            return result
+        size = result_size(result)
+        if size > self.max_result_bytes:
+            raise failures.DownstreamFailure(
+                f"the result is too large ({size} bytes; the limit is {self.max_result_bytes})"
+            )
+        return result
+
+    async def _relayed(
+        self,
+        request: Any,
+        result_type: type[ResultT] | TypeAdapter[Any],
+        name: str,
+        *,
+        progress_callback: ProgressFnT | None,
+        on_log: LogForward | None,
+        capabilities: Mapping[str, Any] | None,
+        ask: AskClient | None,
+    ) -> Any:
+        """One request to the server with what passes through besides its result, for a
+        tool call and any other request alike: progress, its client's log messages, what
+        its client declared (`calling_capabilities`) and how it is asked a server's
+        question, a downstream span, cancellation, the server's timeout. `name`: what the
+        request names (a tool, a prompt; "" for none), for its span and its failures'
+        detail. The server's own JSON-RPC error is raised as it came (MCPError); a
+        failure of the gateway's (closed, timed out, invalid) as a DownstreamFailure."""
         # The pool hands each caller the server's newest settings: an admin may have
         # changed the timeout since this connection was made.
         timeout = self.server.timeout
         session = self._session
         if session is None:
             raise failures.DownstreamFailure("the server connection is closed")
+        method = getattr(request, "method", "request")
         self.in_flight += 1
         self.last_used = time.monotonic()
         token = current_redactor.set(self._redact)
@@ -499,25 +553,13 @@ class Connection:
             # timeout as an MCPError of code -32001, which a server may send as its own
             # error too. What happened decides: this scope's deadline passed, or not.
             # On cancellation the SDK sends the server `notifications/cancelled`.
-            # send_request, not call_tool: the result is passed on as it came, without
-            # validating it against the tool's outputSchema here (the client may).
             with (
                 anyio.move_on_after(timeout) as deadline,
-                tracing.downstream_span(self.ref, name, self.recorder.tracing) as span,
+                tracing.downstream_span(self.ref, name, self.recorder.tracing, method) as span,
             ):
-                request = types.CallToolRequest(
-                    params=types.CallToolRequestParams(
-                        name=name,
-                        arguments=arguments,
-                        task=task,
-                        _meta=passed_on_meta(meta),
-                        input_responses=input_responses,
-                        request_state=request_state,
-                    )
-                )
                 with calling_capabilities(capabilities):
                     sent = session.send_request(
-                        request, _CALL_ANSWER, progress_callback=progress_callback
+                        request, result_type, progress_callback=progress_callback
                     )
                     if logs is None or received is None or on_log is None:
                         result = await sent
@@ -528,7 +570,7 @@ class Connection:
             if deadline.cancelled_caught:
                 raise self._call_failure(
                     f"timed out after {timeout:g}s",
-                    f"tools/call {name}: no answer within {timeout:g}s",
+                    f"{_what(method, name)}: no answer within {timeout:g}s",
                     timed_out=True,
                 )
             await self._listed_if_changed()  # the answer is in: outside the call's deadline
@@ -537,15 +579,14 @@ class Connection:
             # stream really ended.
             if exc.code == CONNECTION_CLOSED and self._stream_ended:
                 raise self._broken() from None
-            # The server's own JSON-RPC error: the tool's answer, passed on unchanged.
-            raise failures.DownstreamFailure(exc.message, error=exc.error) from None
+            raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise self._broken() from None
         except failures.DownstreamFailure:
             raise
         except Exception as exc:  # e.g. a result that is not a CallToolResult
             raise self._call_failure(
-                "the server sent an invalid result", f"tools/call {name}: {exc!r}"
+                "the server sent an invalid result", f"{_what(method, name)}: {exc!r}"
             ) from None
         finally:
             del self._calls[call_id]
@@ -555,16 +596,7 @@ class Connection:
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
-        self.health.succeeded()
-        result = own_meta(result)
-        if isinstance(result, types.InputRequiredResult):
-            return result
-        size = result_size(result)
-        if size > self.max_result_bytes:
-            raise failures.DownstreamFailure(
-                f"the result is too large ({size} bytes; the limit is {self.max_result_bytes})"
-            )
-        return result
+        return own_meta(result)
 
     def _call_failure(
         self, phrase: str, detail: str, *, timed_out: bool = False
@@ -609,58 +641,51 @@ class Connection:
         session = self._session
         return session.instructions if session is not None else None
 
-    async def request(self, request: Any, result_type: type[ResultT]) -> ResultT:
-        """One request to the server within its timeout: the server's own JSON-RPC error
-        is raised as it came (MCPError, the answer to pass on); a failure of the gateway's
-        (closed, timed out, invalid) as a DownstreamFailure."""
-        timeout = self.server.timeout
-        session = self._session
-        if session is None:
-            raise failures.DownstreamFailure("the server connection is closed")
-        self.in_flight += 1
-        self.last_used = time.monotonic()
-        token = current_redactor.set(self._redact)
-        method = getattr(request, "method", "request")
-        self._call_ids += 1
-        call_id = self._call_ids
-        # In flight too, for a server's question: its client is asked nothing (the contract:
-        # a toolbox endpoint's prompts, resources and completions declare nothing).
-        self._asking[call_id] = (None, None)
-        try:
-            with anyio.move_on_after(timeout) as deadline:
-                result = await session.send_request(request, result_type)
-            if deadline.cancelled_caught:
-                raise self._call_failure(
-                    f"timed out after {timeout:g}s",
-                    f"{method}: no answer within {timeout:g}s",
-                    timed_out=True,
-                )
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED and self._stream_ended:
-                raise self._broken() from None
-            raise
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise self._broken() from None
-        except failures.DownstreamFailure:
-            raise
-        except Exception as exc:
-            raise self._call_failure(
-                "the server sent an invalid result", f"{method}: {exc!r}"
-            ) from None
-        finally:
-            del self._asking[call_id]
-            current_redactor.reset(token)
-            self.in_flight -= 1
-            self.last_used = time.monotonic()
-        return own_meta(result)
+    async def request(
+        self,
+        request: Any,
+        result_type: type[ResultT] | TypeAdapter[Any],
+        *,
+        name: str = "",
+        meta: Mapping[str, Any] | None = None,
+        progress_callback: ProgressFnT | None = None,
+        on_log: LogForward | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        ask: AskClient | None = None,
+    ) -> Any:
+        """A request other than tools/call (the toolbox endpoint's resources, prompts and
+        completions), relayed as a tool call is: `name`, `meta`, `progress_callback`,
+        `on_log`, `capabilities` and `ask` as `call_tool`'s (the request's own `_meta`
+        is replaced by what of `meta` passes on). The server's own JSON-RPC error is
+        raised as it came (MCPError, the answer to pass on); a failure of the gateway's
+        (closed, timed out, invalid) as a DownstreamFailure. A 2026-07-28 server's
+        input-required result is returned when `result_type` allows it."""
+        params = getattr(request, "params", None)
+        if params is not None:
+            own = params.model_copy(update={"meta": passed_on_meta(meta)})
+            request = request.model_copy(update={"params": own})
+        return await self._relayed(
+            request,
+            result_type,
+            name,
+            progress_callback=progress_callback,
+            on_log=on_log,
+            capabilities=capabilities,
+            ask=ask,
+        )
+
+
+def _what(method: str, name: str) -> str:
+    """A request as a failure's log line names it: `tools/call echo`, `resources/read`."""
+    return f"{method} {name}" if name else method
 
 
 async def _with_logs(
-    call: Awaitable[CallAnswer],
+    call: Awaitable[Any],
     logs: MemoryObjectSendStream[types.LoggingMessageNotificationParams],
     received: MemoryObjectReceiveStream[types.LoggingMessageNotificationParams],
     on_log: LogForward,
-) -> CallAnswer:
+) -> Any:
     """The call's result, once every log message the server sent before it is forwarded
     (they were read before the result: the stream is read in order)."""
 
@@ -672,7 +697,7 @@ async def _with_logs(
                 except Exception:  # the client went away: its call ends as it would
                     logger.debug("a log message could not be forwarded", exc_info=True)
 
-    result: CallAnswer | None = None
+    result: Any = None
     failure: Exception | None = None
     async with anyio.create_task_group() as forwarding:
         forwarding.start_soon(forward)

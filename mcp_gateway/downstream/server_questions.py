@@ -9,14 +9,15 @@ back) treats each caller as it would directly. What the connection did not decla
 answered as not declared, whoever's call is in flight.
 A request from the server carries no tie to the call that caused it, so it is the one call
 in flight on the connection's (a toolbox endpoint's resource, prompt or completion
-request counts, and its client is asked nothing), or nobody's: with none (`NO_CALL`) or
-several (`CANNOT_TELL`) in flight the gateway does not guess, and answers with an error
-saying so. The call's client is asked when it declared the capability: a 2025-11-25
-client on its call's stream (`front.questions`), a 2026-07-28 client by an input-required
-result while the call is held for its retry (`metatools.held_calls`); a client that
-declared nothing (or a request that is not a tool call) gets the answer the SDK's own
-client gives then (`NOT_DECLARED`, so the server answers as it answers a client that
-refuses).
+request counts, and its client is asked as a call's is: `metatools.member_requests`), or
+nobody's: with none (`NO_CALL`) or several (`CANNOT_TELL`) in flight the gateway does not
+guess, and answers with an error saying so. The call's client is asked when it declared
+the capability: a 2025-11-25 client on its call's stream (`front.questions`), a
+2026-07-28 client by an input-required result while the call is held for its retry
+(`metatools.held_calls`); a client that declared nothing (or one that cannot be asked: a
+2026-07-28 client of a toolbox endpoint's request other than a tool call) gets the answer
+the SDK's own client gives then (`NOT_DECLARED`, so the server answers as it answers a
+client that refuses).
 """
 
 from __future__ import annotations

@@ -69,7 +69,9 @@ TOO_MANY_IN_FLIGHT = (
     "This API key has {limit} requests in flight, its limit: retry when one has answered."
 )
 IN_FLIGHT_RETRY_SECONDS = 1
-TOOL_CALL = b"tools/call"
+# The requests during which a server may ask the client for input (a toolbox endpoint's
+# reads and prompts too: `metatools.member_requests`).
+ASKING = (b"tools/call", b"resources/read", b"prompts/get")
 
 
 class Gateway:
@@ -256,11 +258,14 @@ class Gateway:
 
     @staticmethod
     async def _declared(parts: GatewayParts, state: RequestState, body: bytes) -> None:
-        """A tools/call of a 2025-11-25 session whose client declared elicitation, sampling
-        or roots at its `initialize`: what it declared, in `state` (its call is then served
-        as a stream, on which a server's question can reach it)."""
+        """A tools/call (or `ASKING`'s other request) of a 2025-11-25 session whose client
+        declared elicitation, sampling or roots at its `initialize`: what it declared, in
+        `state` (its call is then served as a stream, on which a server's question can
+        reach it)."""
         names = parts.recorder.client_names
-        if names is None or state.session_id is None or TOOL_CALL not in body:
+        if names is None or state.session_id is None:
+            return
+        if not any(method in body for method in ASKING):
             return
         declared = (await names.find(state.session_id)).capabilities
         state.capabilities = dict(declared) if declared else None

@@ -31,6 +31,7 @@ from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
+from mcp_gateway.metatools.member_requests import Relay
 from mcp_gateway.metatools.meta_tools import MetaTools
 from mcp_gateway.metatools.tools import META_TOOL_NAMES, META_TOOLS, error_result
 from mcp_gateway.metatools.use_tool import ToolCall
@@ -88,11 +89,12 @@ def log_forwarder(ctx: ServerRequestContext[Any, Any]) -> LogForward | None:
 
 def relay_input(
     ctx: ServerRequestContext[Any, Any],
-    params: types.CallToolRequestParams,
-    call: ToolCall,
+    params: types.RequestParams,
+    call: ToolCall | Relay,
     questions: Questions | None = None,
 ) -> None:
-    """What a server asking the client for input needs of this call: the client's declared
+    """What a server asking the client for input needs of this call (or a toolbox
+    endpoint's other request that may ask: `member_requests`): the client's declared
     elicitation, sampling and roots (the server is told those, no more); a 2026-07-28
     retry's answers and state; for a 2025-11-25 client that declared some at its
     `initialize` (its call then served as a stream: `front.http`), how the server's
@@ -110,8 +112,9 @@ def relay_input(
         wire = declared.model_dump(by_alias=True, mode="json", exclude_none=True)
         call.capabilities = relayed(wire)
     call.input_required = True
-    call.input_responses = params.input_responses
-    call.request_state = params.request_state
+    if isinstance(params, types.InputResponseRequestParams):  # a completion has no retry
+        call.input_responses = params.input_responses
+        call.request_state = params.request_state
 
 
 def modern(ctx: ServerRequestContext[Any, Any]) -> bool:

@@ -12,10 +12,10 @@ servers' own.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
@@ -43,13 +43,21 @@ from mcp_gateway.front.server import (
 from mcp_gateway.front.toolbox_changes import ToolboxChanges, honest
 from mcp_gateway.metatools import errors
 from mcp_gateway.metatools.errors import GatewayError
+from mcp_gateway.metatools.member_requests import (
+    CANCELLED,
+    PROMPT_ANSWER,
+    READ_ANSWER,
+    PromptAnswer,
+    ReadAnswer,
+    Relay,
+    sent_on,
+)
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.toolbox_links import ResultLinks
 from mcp_gateway.metatools.toolbox_members import (
     ImplicitlyOpen,
     Member,
     ToolboxMembers,
-    forwarded,
     prefixed,
     tool_not_found,
 )
@@ -64,6 +72,11 @@ from mcp_gateway.store.failure import StoreUnavailable
 RESOURCE_NOT_FOUND = "Resource not found"
 RESOURCE_NOT_FOUND_2025 = -32002  # the 2025-11-25 schema's code (mcp_types has it no more)
 PROMPT_NOT_FOUND = "Prompt not found"
+
+
+ParamsT = TypeVar("ParamsT")
+AnswerT = TypeVar("AnswerT")
+Handler = Callable[[ServerRequestContext[Any, Any], ParamsT], Awaitable[AnswerT]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +251,7 @@ def build_toolbox_server(
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
+    ) -> ReadAnswer:
         caller, toolbox = _toolbox(ctx)
         uri = str(params.uri)
         linked = await links.server_of(caller.owner, toolbox.name, uri)
@@ -249,8 +262,9 @@ def build_toolbox_server(
                 f"{RESOURCE_NOT_FOUND}: {uri}",
                 {"uri": uri},
             )
-        return await forwarded(
-            owner.conn, types.ReadResourceRequest(params=params), types.ReadResourceResult
+        request = types.ReadResourceRequest(params=params)
+        return await relayed(
+            ctx, owner, request, READ_ANSWER, bound_to=f"{request.method} {uri}", params=params
         )
 
     async def list_prompts(
@@ -262,16 +276,22 @@ def build_toolbox_server(
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> PromptAnswer:
         caller, toolbox = _toolbox(ctx)
         owner = await members.prompt_owner(await reach(caller, toolbox), params.name)
         if owner is None or owner[0].conn is None:
             raise MCPError(
                 types.INVALID_PARAMS, f"{PROMPT_NOT_FOUND}: {params.name}", {"name": params.name}
             )
-        own = params.model_copy(update={"name": owner[1]})
-        return await forwarded(
-            owner[0].conn, types.GetPromptRequest(params=own), types.GetPromptResult
+        request = types.GetPromptRequest(params=params.model_copy(update={"name": owner[1]}))
+        return await relayed(
+            ctx,
+            owner[0],
+            request,
+            PROMPT_ANSWER,
+            name=owner[1],
+            bound_to=f"{request.method} {owner[1]}",
+            params=params,
         )
 
     async def complete(
@@ -292,7 +312,43 @@ def build_toolbox_server(
         if owner is None or owner.conn is None or not owner.declares("completions"):
             return types.CompleteResult(completion=types.Completion(values=[]))
         request = types.CompleteRequest(params=params.model_copy(update={"ref": ref}))
-        return await forwarded(owner.conn, request, types.CompleteResult)
+        return await relayed(ctx, owner, request, types.CompleteResult, params=params)
+
+    async def relayed(
+        ctx: ServerRequestContext[Any, Any],
+        owner: Member,
+        request: types.ReadResourceRequest | types.GetPromptRequest | types.CompleteRequest,
+        answer: Any,
+        *,
+        params: types.RequestParams,
+        name: str = "",
+        bound_to: str = "",
+    ) -> Any:
+        """`request` sent on to the member that owns what it names, with what a tool call
+        passes through besides its result, built as the tools/call path builds it: the
+        request's `_meta`, progress, log messages, the client's declared capabilities and
+        how it is asked a server's question (`relay_input`), cancellation."""
+        assert owner.conn is not None
+        caller, toolbox = _toolbox(ctx)
+        relay = Relay(caller.owner, toolbox.name, ctx.meta, progress_forwarder(ctx))
+        relay.on_log = log_forwarder(ctx)
+        relay_input(ctx, params, relay, questions)
+        server = owner.server.name
+        return await sent_on(
+            owner.conn, server, request, answer, relay, name=name, bound_to=bound_to
+        )
+
+    def cancellable(handler: Handler[ParamsT, AnswerT]) -> Handler[ParamsT, AnswerT]:
+        """`handler` as a 2025-11-25 client's `notifications/cancelled` may end it, from
+        its start (`http` applies those), as a tool call is; nobody waits for its answer
+        then."""
+
+        async def handle(ctx: ServerRequestContext[Any, Any], params: ParamsT) -> AnswerT:
+            with in_flight.track(_state(ctx).owner, ctx.request_id):
+                return await handler(ctx, params)
+            raise MCPError(types.INTERNAL_ERROR, CANCELLED)
+
+        return handle
 
     async def toolbox_instructions(
         ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -342,10 +398,10 @@ def build_toolbox_server(
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
+        on_read_resource=cancellable(read_resource),
         on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=complete,
+        on_get_prompt=cancellable(get_prompt),
+        on_completion=cancellable(complete),
         on_subscriptions_listen=ToolboxChanges(members, reach, _toolbox),
         cache_hints=TOOLBOX_HINTS,
         get_tool_input_schema=input_schema,

@@ -389,12 +389,12 @@ async def _all_pages(
     return found
 
 
-async def forwarded(conn: Connection, request: Any, result_type: type[T]) -> T:
-    """A request passed to the member's server: its own JSON-RPC error as it came, a
-    failure of the gateway's as an MCPError with the classified phrase."""
+async def forwarded(conn: Connection, request: Any, result_type: Any, **relay: Any) -> Any:
+    """A request passed to the member's server (`relay`: `Connection.request`'s, what
+    passes through besides the result: `member_requests`): its own JSON-RPC error as it
+    came, a failure of the gateway's as an MCPError with the classified phrase."""
     try:
-        result: T = await conn.request(request, result_type)  # type: ignore[type-var]
+        return await conn.request(request, result_type, **relay)
     except DownstreamFailure as exc:
         data = {"incident": exc.incident} if exc.incident else None
         raise MCPError(types.INTERNAL_ERROR, exc.reason, data) from None
-    return result

@@ -60,26 +60,31 @@ class DownstreamSpan:
 
 
 @contextmanager
-def downstream_span(server_ref: ServerRef, tool: str, on: bool) -> Iterator[DownstreamSpan]:
-    """One span per downstream tools/call (when `on`: spans are exported); the SDK's own
-    client span nests inside it and passes its context on in `params._meta.traceparent`."""
+def downstream_span(
+    server_ref: ServerRef, name: str, on: bool, method: str = "tools/call"
+) -> Iterator[DownstreamSpan]:
+    """One span per downstream request (when `on`: spans are exported), named for its
+    method and what it names (a tool, a prompt; a resource's URI is not a name: a read's
+    span is its method's alone); the SDK's own client span nests inside it and passes its
+    context on in `params._meta.traceparent`."""
     call = DownstreamSpan()
     if not on:
         yield call
         return
     tenant, toolbox, server = server_ref
+    attributes: dict[str, Any] = {"mcp.method.name": method}
+    if method == "tools/call":
+        attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    elif method == "prompts/get":
+        attributes["gen_ai.prompt.name"] = name
+    attributes |= {
+        "workbench.tenant": tenant,
+        "workbench.toolbox": toolbox,
+        "workbench.server": server,
+    }
     tracer = trace.get_tracer("workbench.gateway")
     with tracer.start_as_current_span(
-        f"tools/call {tool}",
-        kind=trace.SpanKind.CLIENT,
-        attributes={
-            "mcp.method.name": "tools/call",
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": tool,
-            "workbench.tenant": tenant,
-            "workbench.toolbox": toolbox,
-            "workbench.server": server,
-        },
+        f"{method} {name}" if name else method, kind=trace.SpanKind.CLIENT, attributes=attributes
     ) as span:
         yield call
         result = call.result

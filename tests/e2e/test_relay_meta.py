@@ -11,6 +11,7 @@ in 2025-11-25 (the remote probe here)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -219,3 +220,40 @@ async def test_the_gateways_span_is_the_parent_of_the_downstream_request(traced_
     assert int(parent_id, 16) == sent.context.span_id
     assert sent.parent.span_id == downstream.context.span_id
     assert int(trace_id, 16) == downstream.context.trace_id == int(TRACE_ID, 16)
+
+
+async def test_the_toolbox_endpoints_other_requests_are_spans_of_their_own(traced_gateway, probe):
+    """A toolbox endpoint's `prompts/get` and `resources/read`: a downstream span named for
+    the method (and the prompt), the downstream request's parent, in the client's trace."""
+    url = traced_gateway.url.rstrip("/") + "/t/acme/toolboxes/dev"
+    asked = {
+        "prompts/get": {"name": "probe__echo_meta", "_meta": SENT_META},
+        "resources/read": {"uri": "probe://echo_meta", "_meta": SENT_META},
+    }
+    echoed: dict[str, Any] = {}
+    async with httpx2.AsyncClient(timeout=60) as http:
+        started = await raw_rpc(http, url, "initialize", INITIALIZE_PARAMS, key=probe.key)
+        session_id = started.headers["mcp-session-id"]
+        for method, params in asked.items():
+            answer = await raw_rpc(http, url, method, params, key=probe.key, session_id=session_id)
+            assert answer.status_code == 200, answer.text
+            result = answer.json()["result"]
+            text = (
+                result["messages"][0]["content"]["text"]
+                if method == "prompts/get"
+                else result["contents"][0]["text"]
+            )
+            echoed[method] = json.loads(text)
+    # By id: each test of the module that traces adds its processor to the one provider.
+    spans = list({s.context.span_id: s for s in _exporter.get_finished_spans()}.values())
+    named = {"prompts/get": "prompts/get echo_meta", "resources/read": "resources/read"}
+    for method, name in named.items():
+        meta = echoed[method]
+        assert meta["acme/request"] == {"ticket": 42}
+        _, trace_id, parent_id, _ = meta["traceparent"].split("-")
+        [downstream] = [s for s in spans if s.name == name and s.kind == trace.SpanKind.CLIENT]
+        [sent] = [s for s in spans if s.context.span_id == int(parent_id, 16)]
+        assert sent.parent.span_id == downstream.context.span_id
+        assert downstream.attributes["mcp.method.name"] == method
+        assert downstream.attributes["workbench.server"] == "probe"
+        assert int(trace_id, 16) == downstream.context.trace_id == int(TRACE_ID, 16)

@@ -32,6 +32,15 @@ Tools:
   answer as JSON). A client that did not declare the capability gets -32021
   (`Client did not declare the <capability> capability`); a retry whose `requestState`
   is not the probe's gets -32602 `requestState lost`.
+
+Resources (`probe://<name>`) and prompts (`<name>`), for the toolbox endpoint's other
+requests: `echo_meta` (the request `_meta` it received, as JSON text), `progress`
+(reports progress three times, `step <n>` of 3, then answers `done`), `log` (one log
+message per level of `LEVELS`, then `logged`), `ask_form` (asks the form as the tool
+does, then answers `answered <json>`; refused alike), `wait` (reports progress `waiting`, sleeps 30
+seconds, then answers `waited`). A resource's text, or the prompt's
+one user message, is the answer. Completions: the one value is the request `_meta` it
+received, as JSON text.
 """
 
 from __future__ import annotations
@@ -145,6 +154,14 @@ ANSWER_TYPES: dict[str, type[types.Result]] = {
 
 ADDED = _tool("added", "A tool added at run time")
 
+# What a resource or a prompt does, by name (the module's docstring).
+MEMBER_REQUESTS = ["echo_meta", "progress", "log", "ask_form", "wait"]
+RESOURCES = [
+    types.Resource(uri=f"probe://{name}", name=name, mime_type="text/plain")
+    for name in MEMBER_REQUESTS
+]
+PROMPTS = [types.Prompt(name=name, description=f"The probe's {name}") for name in MEMBER_REQUESTS]
+
 
 def text(value: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
@@ -227,7 +244,8 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             await anyio.sleep(float(arguments.get("seconds", 30)))
             return text("waited")
         if params.name in ASKS:
-            return await ask(ctx, params, *ASKS[params.name])
+            asked = await ask(ctx, params, *ASKS[params.name])
+            return asked if isinstance(asked, types.InputRequiredResult) else text(asked)
         if params.name == "ask_forever":
             form = ASKS["ask_form"][0]
             return types.InputRequiredResult(
@@ -235,27 +253,103 @@ def build(wire: BinaryIO | None) -> Server[Any]:
             )
         raise MCPError(types.METHOD_NOT_FOUND, f"Unknown tool: {params.name}")
 
+    async def answer(
+        ctx: ServerRequestContext[Any, Any],
+        params: types.ReadResourceRequestParams | types.GetPromptRequestParams,
+        name: str,
+    ) -> str | types.InputRequiredResult:
+        """What the resource or the prompt `name` answers."""
+        if name == "echo_meta":
+            return json.dumps(params.model_dump(by_alias=True, mode="json").get("_meta") or {})
+        if name == "progress":
+            for step in (1, 2, 3):
+                await ctx.session.report_progress(step, 3, f"step {step}")
+            return "done"
+        if name == "log":
+            for level in LEVELS:
+                notification = types.LoggingMessageNotification(
+                    params=types.LoggingMessageNotificationParams(
+                        level=level, data=f"{level} message", logger="probe"
+                    )
+                )
+                await ctx.session.send_notification(notification, ctx.request_id)
+            return "logged"
+        if name == "ask_form":
+            return await ask(ctx, params, *ASKS["ask_form"])
+        if name == "wait":
+            await ctx.session.report_progress(0, None, "waiting")
+            await anyio.sleep(30)
+            return "waited"
+        raise MCPError(types.INVALID_PARAMS, f"Unknown: {name}")
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=RESOURCES)
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        uri = str(params.uri)
+        answered = await answer(ctx, params, uri.removeprefix("probe://"))
+        if isinstance(answered, types.InputRequiredResult):
+            return answered
+        contents = types.TextResourceContents(uri=uri, mime_type="text/plain", text=answered)
+        return types.ReadResourceResult(contents=[contents])
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=PROMPTS)
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        answered = await answer(ctx, params, params.name)
+        if isinstance(answered, types.InputRequiredResult):
+            return answered
+        content = types.TextContent(type="text", text=answered)
+        message = types.PromptMessage(role="user", content=content)
+        return types.GetPromptResult(messages=[message])
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        meta = params.model_dump(by_alias=True, mode="json").get("_meta") or {}
+        return types.CompleteResult(completion=types.Completion(values=[json.dumps(meta)]))
+
     return Server(
         "relay-probe",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
         on_subscriptions_listen=ListenHandler(changes),
     )
 
 
 async def ask(
     ctx: ServerRequestContext[Any, Any],
-    params: types.CallToolRequestParams,
+    params: types.InputResponseRequestParams,
     request: types.InputRequest,
     capability: types.ClientCapabilities,
     named: str,
-) -> types.CallToolResult | types.InputRequiredResult:
-    """One question to the client, on the client's protocol revision."""
+) -> str | types.InputRequiredResult:
+    """One question to the client, on the client's protocol revision: the answer's text."""
     if params.input_responses is not None:  # 2026-07-28's retry
         if params.request_state != PROBE_STATE:
             raise MCPError(types.INVALID_PARAMS, "requestState lost")
         answer = params.input_responses["ask"]
-        return text("answered " + answer.model_dump_json(by_alias=True, exclude_none=True))
+        return "answered " + answer.model_dump_json(by_alias=True, exclude_none=True)
     if not ctx.session.check_client_capability(capability):
         raise MCPError(REFUSAL_CODE, f"Client did not declare the {named} capability")
     if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -266,7 +360,7 @@ async def ask(
         answer_type,
         metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
     )
-    return text("answered " + answer.model_dump_json(by_alias=True, exclude_none=True))
+    return "answered " + answer.model_dump_json(by_alias=True, exclude_none=True)
 
 
 async def flood(out: BinaryIO, line: str, count: int) -> None:
