@@ -334,9 +334,8 @@ def build_toolbox_server(
         relay.on_log = log_forwarder(ctx)
         relay_input(ctx, params, relay, questions)
         server = owner.server.name
-        return await sent_on(
-            owner.conn, server, request, answer, relay, name=name, bound_to=bound_to
-        )
+        conn = await members.connection_for(caller, toolbox, owner, relay.capabilities)
+        return await sent_on(conn, server, request, answer, relay, name=name, bound_to=bound_to)
 
     def cancellable(handler: Handler[ParamsT, AnswerT]) -> Handler[ParamsT, AnswerT]:
         """`handler` as a 2025-11-25 client's `notifications/cancelled` may end it, from

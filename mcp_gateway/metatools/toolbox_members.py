@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
@@ -21,6 +21,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from mcp_gateway.downstream.connected.accounts import SHARED_NEEDED
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
@@ -171,6 +172,31 @@ class ToolboxMembers:
             for server in toolbox.servers:
                 group.start_soon(reach, server)
         return [found[server.name] for server in toolbox.servers]
+
+    async def connection_for(
+        self,
+        caller: Caller,
+        toolbox: ToolboxConfig,
+        member: Member,
+        declared: Mapping[str, Any] | None,
+    ) -> Connection:
+        """The connection a request of `member` goes on for a client that declared
+        `declared` (relayed): the member's own, unless its server speaks 2025-11-25 and the
+        client declared some, which then gets the pool's connection for its set, as a tool
+        call does (`connect.connection`). A failure to connect is an MCPError, as a
+        failure of the gateway's on the request would be."""
+        assert member.conn is not None
+        if not declared or member.conn.modern:
+            return member.conn
+        try:
+            return await connection(
+                self.pool, caller, toolbox, member.server, self.accounts, declared
+            )
+        except ConnectFailed as exc:
+            data = {"incident": exc.incident} if exc.incident else None
+            raise MCPError(types.INTERNAL_ERROR, exc.reason, data) from None
+        except SignInRequired:  # the member's connection is up: its account was fine
+            raise MCPError(types.INTERNAL_ERROR, SHARED_NEEDED) from None
 
     def live(self, caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
         """The toolbox's servers whose connections are up now, none started nor counted as
