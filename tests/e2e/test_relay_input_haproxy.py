@@ -29,7 +29,11 @@ from tests.harness.results import error_of, text_of
 from tests.harness.waits import wait_until
 
 # Gateways as processes on a SQLite file of their own: run once (the SQLite pass).
-pytestmark = [pytest.mark.once, pytest.mark.skipif(shutil.which("haproxy") is None, reason=MISSING)]
+pytestmark = [
+    pytest.mark.once,
+    pytest.mark.skipif(shutil.which("haproxy") is None, reason=MISSING),
+    pytest.mark.xdist_group("relay_input_haproxy"),  # one worker: one installation
+]
 
 REPLICAS = ("r1", "r2")  # as the shipped configuration names them
 CALL_BOUND = 120.0  # a bound on each round of calls, on a loaded machine; never a pace
@@ -48,9 +52,13 @@ class Installation:
     key: str
 
 
-@pytest.fixture
-def installation(tmp_path: Path) -> Iterator[Installation]:
-    deployment = Deployment(tmp_path)
+@pytest.fixture(scope="module")
+def installation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installation]:
+    """One for the module's tests (two gateways and HAProxy take a while to start): a
+    forged state is refused whichever replica answers, so the order of the tests, one of
+    which stops a replica, does not matter."""
+    workdir = tmp_path_factory.mktemp("haproxy")
+    deployment = Deployment(workdir)
     deployment.migrate()
     try:
         key = deployment.shell(SETUP.format(python=sys.executable, probe=RELAY_PROBE)).split()[-1]
@@ -59,7 +67,8 @@ def installation(tmp_path: Path) -> Iterator[Installation]:
             deployment.start_gateway(name, port=port)
         # Patient health checks: on a loaded machine a replica's /readyz once took over the
         # shipped 2 s, and HAProxy marked both down (a stopped one is still down at once).
-        with haproxy(tmp_path, ports, patient=True) as (base, sock):
+        with haproxy(workdir, ports, patient=True) as (base, sock):
+            anyio.run(open_dev, f"{base}/mcp/t/asking", key)
             yield Installation(deployment, f"{base}/mcp/t/asking", sock, key)
     finally:
         deployment.stop_all()
@@ -80,11 +89,24 @@ def bounded(call: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) 
     return anyio.run(run)
 
 
+def test_a_forged_request_state_through_haproxy_is_refused(installation: Installation) -> None:
+    url, key = installation.url, installation.key
+    asked = bounded(ask_probe, url, key)
+    assert isinstance(asked, types.InputRequiredResult), asked
+    genuine = asked.request_state
+    assert genuine
+    # The server's own state (no seal), and the gateway's altered.
+    for forged in ("probe-state", genuine[::-1]):
+        refused = bounded(
+            ask_probe, url, key, input_responses={"ask": ANSWER}, request_state=forged
+        )
+        assert error_of(refused) == ("INVALID_PARAMETERS", REFUSED_STATE)
+
+
 def test_a_retry_through_haproxy_reaches_the_server_on_the_other_replica(
     installation: Installation,
 ) -> None:
     url, key, sock = installation.url, installation.key, installation.sock
-    bounded(open_dev, url, key)
     asked = bounded(ask_probe, url, key)
     assert isinstance(asked, types.InputRequiredResult), asked
     # The tenant's path hashes onto one replica: every session so far went there.
@@ -103,17 +125,3 @@ def test_a_retry_through_haproxy_reaches_the_server_on_the_other_replica(
     assert isinstance(answered, types.CallToolResult), answered
     assert text_of(answered) == 'answered {"action":"accept","content":{"name":"Ada"}}'
     assert sessions(sock)[other] > 0  # HAProxy sent the retry to the other replica
-
-
-def test_a_forged_request_state_through_haproxy_is_refused(installation: Installation) -> None:
-    url, key = installation.url, installation.key
-    bounded(open_dev, url, key)
-    asked = bounded(ask_probe, url, key)
-    assert isinstance(asked, types.InputRequiredResult), asked
-    genuine = asked.request_state
-    assert genuine
-    for forged in ("probe-state", genuine[:-4] + ("AAAA" if genuine[-4:] != "AAAA" else "BBBB")):
-        refused = bounded(
-            ask_probe, url, key, input_responses={"ask": ANSWER}, request_state=forged
-        )
-        assert error_of(refused) == ("INVALID_PARAMETERS", REFUSED_STATE)
