@@ -77,6 +77,7 @@ class LoneCalls:
             conn = self.pool.unpooled(
                 server, ServerRef(caller.tenant.slug, toolbox.name, server.name)
             )
+            failure: Exception | None = None
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(conn.run)
                 try:
@@ -84,6 +85,10 @@ class LoneCalls:
                     if conn.error is not None:
                         raise ConnectFailed(conn.error, conn.incident)
                     answer = await use(conn)
+                except Exception as exc:  # raised as it came, not in the task group's group
+                    failure = exc
                 finally:
                     conn.stop()
+            if failure is not None:
+                raise failure
             return answer

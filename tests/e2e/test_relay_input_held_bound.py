@@ -94,3 +94,25 @@ async def test_past_the_bound_a_question_is_refused_until_the_held_call_ends(hel
                 allow_input_required=True,
             )
             assert answered(done) == FORM
+
+
+async def test_a_refused_question_on_a_connection_of_its_own_reaches_its_client(held_one):
+    """The second asking call of one server while the first is held runs on a connection
+    of its own (`lone_calls`): the server's error, past the bound, reaches its client as
+    the contract's DOWNSTREAM_ERROR (not as the task group's exception group)."""
+    live, setup = held_one
+    with anyio.fail_after(120):
+        async with live.client(setup.key, elicitation_callback=_elicit) as client:
+            payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+            held = await client.session.call_tool("use_tool", ASK, allow_input_required=True)
+            assert isinstance(held, types.InputRequiredResult), held
+            refused = await client.session.call_tool("use_tool", ASK, allow_input_required=True)
+            assert error_of(refused) == (REFUSED[0], REFUSED[1].replace("'other'", "'probe'"))
+            done = await client.session.call_tool(
+                "use_tool",
+                ASK,
+                input_responses=ANSWER,
+                request_state=held.request_state,
+                allow_input_required=True,
+            )
+            assert answered(done) == FORM
