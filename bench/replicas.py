@@ -31,11 +31,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -66,7 +64,6 @@ from bench.common import (
     cmdline,
     descendants,
     free_port,
-    listening,
     median,
     migrated_template,
     redis_reachable,
@@ -74,14 +71,13 @@ from bench.common import (
     stop,
     wait_until,
 )
+from tests.harness.haproxy import MISSING, all_up, haproxy, runtime, server_stats, states
 from tests.harness.results import INITIALIZE_PARAMS, raw_rpc
 from tests.pg_reachable import reachable
 
 SECTION = "11 replicas"
-HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 FIXTURE = ROOT / "tests" / "servers" / "fixture_server.py"
 REPLICAS = 3
-PATIENT_CHECK = "30s"
 # How long the script waits for the machine (a replica ready, HAProxy to see it up or
 # down, a revocation to arrive): a bound that only fails the run, never a figure (the
 # figures are measured). Generous, as the harness's bound on a gateway's start: on a
@@ -193,86 +189,6 @@ class Replicas:
             if running:
                 counts[index] = len(running)
         return counts
-
-
-@contextmanager
-def haproxy(
-    workdir: Path, ports: list[int], *, round_robin: bool, patient: bool = False
-) -> Iterator[tuple[str, Path]]:
-    """HAProxy with the shipped configuration (or round-robin in its stead): its
-    address and runtime socket. `patient` (the smoke run, under the suite's load): a health
-    check may take up to PATIENT_CHECK to answer, so that a replica slowed by the machine
-    is not marked down (on a loaded machine all three once were, within 8 s of the first
-    sessions, and every call got HAProxy's 503); one that is gone (kill -9) or draining
-    (503) is marked down as fast as shipped."""
-    text = HAPROXY_CFG.read_text()
-    if patient:
-        shipped = "    timeout check 2s\n"
-        assert shipped in text, f"{HAPROXY_CFG} no longer says {shipped.strip()!r}"
-        text = text.replace(shipped, f"    timeout check {PATIENT_CHECK}\n")
-    if round_robin:
-        text = text.replace("    balance uri path-only depth 3\n", "    balance roundrobin\n")
-        text = text.replace("    hash-type consistent\n", "")
-        text = re.sub(r"    hash-balance-factor \d+\n", "", text)
-    config = workdir / ("haproxy-rr.cfg" if round_robin else "haproxy.cfg")
-    config.write_text(text)
-    port = free_port()
-    sock = workdir / f"haproxy-{port}.sock"
-    env = {
-        **os.environ,
-        "WORKBENCH_LB_BIND": f"127.0.0.1:{port}",
-        "WORKBENCH_LB_SOCKET": str(sock),
-        **{f"WORKBENCH_REPLICA_{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(ports)},
-    }
-    log = workdir / f"haproxy-{port}.log"
-    process = subprocess.Popen(
-        ["haproxy", "-db", "-f", str(config)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    try:
-        wait_until(lambda: listening(port) or process.poll() is not None, PATIENCE, "haproxy")
-        if process.poll() is not None:
-            raise RuntimeError(f"haproxy exited at start: {log.read_text()[-2000:]}")
-        wait_until(lambda: all_up(sock, len(ports)), PATIENCE, "haproxy to see every replica up")
-        yield f"http://127.0.0.1:{port}", sock
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def runtime(sock: Path, command: str) -> str:
-    """One command on HAProxy's runtime API."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.settimeout(5)
-        client.connect(str(sock))
-        client.sendall(command.encode() + b"\n")
-        chunks = []
-        while chunk := client.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks).decode()
-
-
-def states(sock: Path) -> dict[str, str]:
-    """Server name -> its operational state as HAProxy sees it (2: up)."""
-    lines = runtime(sock, "show servers state replicas").splitlines()
-    found = {}
-    for line in lines[2:]:
-        fields = line.split()
-        if len(fields) > 5:
-            found[fields[3]] = fields[5]
-    return found
-
-
-def all_up(sock: Path, count: int, *, ramping: bool = False) -> bool:
-    """Every replica up in HAProxy (2: running), or, with `ramping`, at least taking its
-    slow start's growing share (1: starting)."""
-    accepted = ("1", "2") if ramping else ("2",)
-    with suppress(OSError):
-        found = states(sock)
-        return len(found) == count and all(state in accepted for state in found.values())
-    return False
 
 
 @asynccontextmanager
@@ -692,13 +608,7 @@ def wrong_store(
 def throttled(sock: Path, name: str) -> bool:
     """Whether HAProxy still ramps `name` up (slow start: with a consistent hash, some of
     its tenants still go to the others)."""
-    lines = runtime(sock, "show stat").splitlines()
-    header = lines[0].lstrip("# ").split(",")
-    for line in lines[1:]:
-        fields = dict(zip(header, line.split(","), strict=False))
-        if fields.get("pxname") == "replicas" and fields.get("svname") == name:
-            return bool(fields.get("throttle"))
-    return False
+    return bool(server_stats(sock).get(name, {}).get("throttle"))
 
 
 def first_answers(
@@ -767,7 +677,7 @@ def main() -> None:
     memory_sessions = 4 if options.quick else 10
     rows: list[Row] = []
     if shutil.which("haproxy") is None:
-        rows.append(Row(SECTION, "not measured", "haproxy is not installed (make haproxy)"))
+        rows.append(Row(SECTION, "not measured", MISSING))
         report(rows, options.json, "Replicas behind HAProxy")
         return
     slugs = [f"t{index:02d}" for index in range(tenants)]

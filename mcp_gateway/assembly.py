@@ -36,6 +36,7 @@ from mcp_gateway.front.hostcheck import HostCheck
 from mcp_gateway.front.questions import Questions
 from mcp_gateway.front.server import build_server
 from mcp_gateway.front.toolbox_server import ToolboxEndpoint, build_toolbox_endpoint
+from mcp_gateway.metatools.held_calls import HeldCalls
 from mcp_gateway.metatools.known_tools import KnownTools
 from mcp_gateway.metatools.meta_tools import MetaTools
 from mcp_gateway.metatools.open_state import OpenToolboxes
@@ -176,7 +177,13 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
     # Each tenant's tools, searchable: fed by the pool's listings and the stored ones.
     known_tools = KnownTools(pool, stored_listings)
     metatool_parts = MetaToolParts(
-        pool, open_toolboxes, limiter, accounts, known_tools, approvals=pass_approval
+        pool,
+        open_toolboxes,
+        limiter,
+        accounts,
+        known_tools,
+        approvals=pass_approval,
+        held_calls=HeldCalls(options.held_calls, recorder),
     )
     metatools = MetaTools(metatool_parts)
     calls = InFlightCalls()

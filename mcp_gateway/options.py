@@ -36,6 +36,9 @@ class GatewayOptions:
     open_key_rate_limit: float = 5.0
     open_key_rate_burst: int = 20
     key_max_in_flight: int = 32  # requests of one key served at once per process; 0: none
+    # Calls held for a 2026-07-28 client's answer to a 2025-11-25 server's question, at once
+    # per process (`metatools.held_calls` says why 256); past it the question is refused.
+    held_calls: int = 256
     # What a connection reads (at each connect): which ${VAR} names servers may reference
     # (never the gateway's own settings nor its env file's names), and discovery's bounds.
     env_references: list[str] = field(default_factory=list)

@@ -77,6 +77,7 @@ SLOWEST = (
     "tests/e2e/test_multiprocess.py",
     "tests/e2e/test_shutdown.py",
     "tests/e2e/test_metrics_workers.py",
+    "tests/e2e/test_relay_input_haproxy.py",
     "tests/e2e/test_sandbox.py",
     "tests/e2e/test_downstream_faults.py",
     "tests/toolboxes/config_file/test_roundtrip.py",

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.haproxy import MISSING
+
 ROOT = Path(__file__).resolve().parents[1]
 # The scripts make their own SQLite deployments: one run, whatever TEST_DATABASE_URL says
 # (`once`: the SQLite pass; `once_pg`: the PostgreSQL one, so that both take about as long).
@@ -76,7 +78,7 @@ def test_every_benchmark_script_runs(tmp_path, section):
         for mode in ("no sandbox", "sandbox, network off", "sandbox, filtered network"):
             assert f"| {section} | use_tool, {mode}: p50" in table
         assert f"| {section} | HTTP GET: sandbox / host |" in table or "not measured" in table
-    if section == "11 replicas" and "haproxy is not installed" not in table:
+    if section == "11 replicas" and MISSING not in table:
         assert_replicas_rows(table)
     if section == "12 sandbox seccomp":
         for figure in ("empty sandbox, start to exit (ms)", "mcp-server-time, spawn"):

@@ -271,6 +271,7 @@ WORKBENCH_OPEN_KEY_RATE_BURST: int = env.int(
 WORKBENCH_KEY_MAX_IN_FLIGHT: int = env.int(
     "WORKBENCH_KEY_MAX_IN_FLIGHT", default=_D.key_max_in_flight
 )
+WORKBENCH_HELD_CALLS: int = env.int("WORKBENCH_HELD_CALLS", default=_D.held_calls)
 WORKBENCH_ENV_REFERENCES: list[str] = env.list("WORKBENCH_ENV_REFERENCES", default=[])
 WORKBENCH_ENV_FILE_NAMES: frozenset[str] = env_file_names(
     os.environ.get("WORKBENCH_ENV_FILE", BASE_DIR / ".env")

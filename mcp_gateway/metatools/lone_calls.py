@@ -17,6 +17,7 @@ connection carries the person's account, always shares the pool's.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -25,12 +26,16 @@ import anyio
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.envelope import canonical
 from mcp_gateway.downstream.pool import ConnectFailed, Pool
+from mcp_gateway.observe.recorder import Recorder
 from mcp_gateway.snapshots.callers import Caller
 from mcp_gateway.snapshots.servers import ServerConfig, ServerRef, ToolboxConfig
 
 T = TypeVar("T")
 
+logger = logging.getLogger("workbench.relay")
+
 LONE_CONNECTIONS = 8  # a process's connections of a call's own, at once
+BOUND = "lone_connections"  # the bound's name in the metric (`relay_bound_reached`)
 
 
 class LoneCalls:
@@ -39,16 +44,29 @@ class LoneCalls:
     def __init__(self, pool: Pool, limit: int = LONE_CONNECTIONS) -> None:
         self.pool = pool
         self.limit = anyio.CapacityLimiter(limit)
+        self.recorder = pool.recorder or Recorder()  # the gateway's: the bound's metric
 
     def needed(self, conn: Connection, server: ServerConfig, can_ask: bool) -> bool:
         """Whether a call (`can_ask`: its client could be asked) needs a connection of its
         own: the server asks by requests (2025-11-25), the pool's connection has a call in
-        flight, and this call or one in flight could be asked; and there is room."""
+        flight, and this call or one in flight could be asked; and there is room. Without
+        room the operator is told (a question the server asks during the call, another in
+        flight, is refused as one the gateway cannot attribute)."""
         if conn.modern or server.signs_in or conn.in_flight == 0:
             return False
         if not can_ask and not conn.askable_in_flight:
             return False
-        return self.limit.available_tokens > 0
+        if self.limit.available_tokens > 0:
+            return True
+        logger.warning(
+            "[%s] a call shares the pool's connection: the connections of a call's own in this "
+            "process are at their bound, %d (a question asked with another call in flight is "
+            "refused)",
+            conn.label,
+            self.limit.total_tokens,
+        )
+        self.recorder.relay_bound_reached(conn.ref, BOUND)
+        return False
 
     async def run(
         self,
@@ -63,6 +81,7 @@ class LoneCalls:
         async with self.limit:
             ref = ServerRef(caller.tenant.slug, toolbox.name, server.name)
             conn = self.pool.unpooled(server, ref, canonical(declared))
+            failure: Exception | None = None
             async with anyio.create_task_group() as task_group:
                 task_group.start_soon(conn.run)
                 try:
@@ -70,6 +89,10 @@ class LoneCalls:
                     if conn.error is not None:
                         raise ConnectFailed(conn.error, conn.incident)
                     answer = await use(conn)
+                except Exception as exc:  # raised as it came, not in the task group's group
+                    failure = exc
                 finally:
                     conn.stop()
+            if failure is not None:
+                raise failure
             return answer

@@ -233,7 +233,7 @@ class ToolUser:
             HeldCall.answer(reply, answer_of(call.input_responses))
             result = await self._held_step(held, bound, approved)
         elif call.input_required and call.capabilities and not conn.modern:
-            held = HeldCall()  # the server may ask during the call: held for the retry
+            held = self.held.call(conn.ref)  # the server may ask: held for the retry
             call.ask = held.ask
             if self.lone.needed(conn, server, can_ask=True):  # its question: this call's alone
                 held.start(self._alone(call, lambda own: self._downstream(call, own, *NO_RETRY)))

@@ -128,6 +128,14 @@ class Metrics:
             server_labels,
             registry=None,
         )
+        self.relay_bounds = Counter(
+            "workbench_relay_bound_reached",
+            "Calls to a server spoken to in 2025-11-25 past a per-process bound of relaying its "
+            "questions: held_calls (its question refused), lone_connections (the call shared "
+            "the pool's connection, where a question is refused with another call in flight)",
+            [*server_labels, "bound"],
+            registry=None,
+        )
         self.auth_refusals = Counter(
             "workbench_auth_refusals",
             "Requests refused before the gateway knew the caller, by reason",
@@ -181,6 +189,7 @@ class Metrics:
             self.crashes,
             self.limit_kills,
             self.notifications_dropped,
+            self.relay_bounds,
             self.auth_refusals,
             self.rate_limited,
             self.secrets_removed,

@@ -152,6 +152,11 @@ class Recorder:
         """Notifications a server sent faster than its connection's rate, dropped."""
         metrics().notifications_dropped.labels(*server).inc(count)
 
+    def relay_bound_reached(self, server: ServerRef, bound: str) -> None:
+        """A call past one of the process's bounds on relaying a server's questions (its
+        name a constant: `metatools.held_calls`, `metatools.lone_calls`)."""
+        metrics().relay_bounds.labels(*server, bound).inc()
+
     def sign_in_refreshed(self, server_id: int, *, ok: bool) -> None:
         """A connected account's token refresh, by server (its id) and outcome."""
         metrics().sign_in_refreshes.labels(str(server_id), "ok" if ok else "failed").inc()

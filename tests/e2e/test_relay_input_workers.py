@@ -55,7 +55,7 @@ async def _elicit(ctx: Any, params: Any) -> types.ElicitResult:
 
 
 @asynccontextmanager
-async def _client(url: str, key: str) -> AsyncIterator[Client]:
+async def own_client(url: str, key: str) -> AsyncIterator[Client]:
     """A client (and TCP connection) of its own: either worker may take its calls."""
     headers = {"Authorization": f"Bearer {key}"}
     async with (
@@ -65,22 +65,26 @@ async def _client(url: str, key: str) -> AsyncIterator[Client]:
         yield c
 
 
-async def _ask(url: str, key: str, **retry: Any) -> Any:
-    async with _client(url, key) as client:
+async def ask_probe(url: str, key: str, **retry: Any) -> Any:
+    async with own_client(url, key) as client:
         return await client.session.call_tool(
             "use_tool", use("dev", "probe", "ask_form"), allow_input_required=True, **retry
         )
 
 
+async def open_dev(url: str, key: str) -> None:
+    async with own_client(url, key) as client:
+        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+
+
 async def _rounds(url: str, key: str, retry_url: str | None = None) -> list[str]:
     """`ROUNDS` questions asked at `url`, each answered at `retry_url` (default `url`)."""
-    async with _client(url, key) as client:
-        payload(await client.call_tool("open_toolbox", {"toolbox": "dev"}))
+    await open_dev(url, key)
     texts = []
     for _ in range(ROUNDS):
-        asked = await _ask(url, key)
+        asked = await ask_probe(url, key)
         assert isinstance(asked, types.InputRequiredResult), asked
-        answered = await _ask(
+        answered = await ask_probe(
             retry_url or url,
             key,
             input_responses={"ask": ANSWER},
