@@ -23,7 +23,8 @@ a server's timeout. A held call takes one of the process's `GatewayOptions.held_
 than people answering forms keep waiting at once, and each costs a task and a downstream
 call in flight, its server's work included) at its server's first question, and gives it
 back when it ends, however it ends (its result, its error, cancelled, or forgotten and
-then ended by its server). Past the bound the server's question is refused (`TOO_MANY`,
+then ended by its server); one tenant's calls at most a quarter of them (`TENANT_SHARE`).
+Past the bound the server's question is refused (`TOO_MANY`, `TOO_MANY_OF_THE_TENANT`,
 as the SDK's client refuses a question, so the server answers as it answers such a
 client), the operator told by a warning and `workbench_relay_bound_reached`.
 """
@@ -56,7 +57,14 @@ TOO_MANY = (
     "Workbench cannot hold this call for its client's answer to this {method}: too many "
     "calls wait for input in this process; try again later"
 )
+TOO_MANY_OF_THE_TENANT = (
+    "Workbench cannot hold this call for its client's answer to this {method}: too many "
+    "of this tenant's calls wait for input in this process; try again later"
+)
 BOUND = "held_calls"  # the bound's name in the metric (the recorder's `relay_bound_reached`)
+# One tenant holds at most this share of the process's bound (a quarter): one tenant's
+# forgotten forms cannot refuse every other tenant's questions.
+TENANT_SHARE = 4
 
 Answer = types.InputResponse | types.ErrorData
 # What the held call comes to next: the server's question (and where its answer goes), or
@@ -100,9 +108,10 @@ class HeldCall:
     async def ask(self, request: types.InputRequest) -> Answer:
         """The connection's way to ask (`downstream.server_questions`): the question goes to
         the client's request, its answer comes with the retry; refused past the bound."""
-        if not self.calls.hold(self, request.method):
+        refused = self.calls.hold(self, request.method)
+        if refused is not None:
             return types.ErrorData(
-                code=types.INVALID_REQUEST, message=TOO_MANY.format(method=request.method)
+                code=types.INVALID_REQUEST, message=refused.format(method=request.method)
             )
         send, receive = anyio.create_memory_object_stream[Answer](1)
         self._reply = send
@@ -166,23 +175,34 @@ class HeldCalls:
     def holding(self) -> int:
         return len(self._holding)
 
-    def hold(self, held: HeldCall, method: str) -> bool:
-        """Whether `held` may wait for its client's answer: it holds a place already, or
-        takes one of the bound's."""
+    @property
+    def tenant_limit(self) -> int:
+        return max(1, self.limit // TENANT_SHARE)
+
+    def hold(self, held: HeldCall, method: str) -> str | None:
+        """None if `held` may wait for its client's answer (it holds a place already, or
+        takes one of the bound's), else the refusal's text: the process's bound reached,
+        or its tenant's share of it."""
         if held in self._holding:
-            return True
+            return None
+        tenant = held.server.tenant
         if len(self._holding) >= self.limit:
-            logger.warning(
-                "[%s] %s refused: the calls waiting for input in this process are at their "
-                "bound, %d (WORKBENCH_HELD_CALLS)",
-                held.server,
-                method,
-                self.limit,
-            )
-            self.recorder.relay_bound_reached(held.server, BOUND)
-            return False
-        self._holding.add(held)
-        return True
+            refused, whose, limit = TOO_MANY, "the", self.limit
+        elif sum(h.server.tenant == tenant for h in self._holding) >= self.tenant_limit:
+            refused, whose, limit = TOO_MANY_OF_THE_TENANT, "its tenant's", self.tenant_limit
+        else:
+            self._holding.add(held)
+            return None
+        logger.warning(
+            "[%s] %s refused: %s calls waiting for input in this process are at their "
+            "bound, %d (WORKBENCH_HELD_CALLS)",
+            held.server,
+            method,
+            whose,
+            limit,
+        )
+        self.recorder.relay_bound_reached(held.server, BOUND)
+        return refused
 
     def ended(self, held: HeldCall) -> None:
         """`held` ended: its place is given back, and a question of it still waiting goes

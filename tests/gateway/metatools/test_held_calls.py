@@ -175,3 +175,42 @@ async def test_a_held_calls_place_comes_back_once_its_question_expires():
         calls.keep(held, reply, "ada")
         assert calls.holding == 1
         await eventually(lambda: calls.holding == 0, 10, "the forgotten call's place back")
+
+
+async def test_one_tenant_holds_at_most_its_share_of_the_bound(caplog):
+    """A quarter of the process's bound per tenant: its next question is refused with the
+    tenant's text while another tenant's is still held."""
+    caplog.set_level(logging.WARNING, logger="workbench.relay")
+    calls = HeldCalls(limit=8)  # 2 for one tenant
+    first, second, third = (calls.call(REF) for _ in range(3))
+    other = calls.call(ServerRef("globex", "dev", "probe"))
+    with anyio.fail_after(10):
+        replies = []
+        for held in (first, second):
+            held.start(asking(held))
+            question, reply = await held.next()
+            assert question == QUESTION and reply is not None
+            replies.append(reply)
+        third.start(asking(third))
+        assert await third.next() == (
+            types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="Workbench cannot hold this call for its client's answer to this "
+                "roots/list: too many of this tenant's calls wait for input in this process; "
+                "try again later",
+            ),
+            None,
+        )
+        other.start(asking(other))
+        question, reply = await other.next()  # another tenant's: held
+        assert question == QUESTION and reply is not None
+        replies.append(reply)
+        assert calls.holding == 3
+        assert caplog.messages == [
+            "[acme/dev/probe] roots/list refused: its tenant's calls waiting for input in "
+            "this process are at their bound, 2 (WORKBENCH_HELD_CALLS)"
+        ]
+        for reply in replies:
+            HeldCall.answer(reply, ROOTS)
+        for held in (first, second, other):
+            assert await held.next() == (ROOTS, None)
