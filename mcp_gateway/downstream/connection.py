@@ -84,6 +84,18 @@ def own_meta(result: ResultT) -> ResultT:
     return result.model_copy(update={"meta": kept or None})
 
 
+def _own_meta_in_place(result: ResultT) -> ResultT:
+    """`own_meta` on a result this connection has just parsed, which nothing else holds:
+    its `_meta` replaced rather than the whole result copied (a 2026-07-28 server stamps
+    every result, so this runs on every call)."""
+    meta = result.meta
+    if meta:
+        kept = {key: meta[key] for key in meta if not key.startswith(RESERVED_META_PREFIX)}
+        if len(kept) != len(meta):
+            result.meta = kept or None
+    return result
+
+
 def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
     """The part of a client's request `_meta` that the downstream request carries: custom
     keys and the trace context (`traceparent`, `tracestate`), as they came."""
@@ -474,15 +486,18 @@ class Connection:
                 anyio.move_on_after(timeout) as deadline,
                 tracing.downstream_span(self.ref, name, self.recorder.tracing) as span,
             ):
+                # Only the fields a call has: each one given is validated, and dumped.
+                extra: dict[str, Any] = {}
+                if meta:
+                    extra["_meta"] = passed_on_meta(meta)
+                if task is not None:
+                    extra["task"] = task
+                if input_responses is not None:
+                    extra["input_responses"] = input_responses
+                if request_state is not None:
+                    extra["request_state"] = request_state
                 request = types.CallToolRequest(
-                    params=types.CallToolRequestParams(
-                        name=name,
-                        arguments=arguments,
-                        task=task,
-                        _meta=passed_on_meta(meta),
-                        input_responses=input_responses,
-                        request_state=request_state,
-                    )
+                    params=types.CallToolRequestParams(name=name, arguments=arguments, **extra)
                 )
                 with calling_capabilities(capabilities):
                     sent = session.send_request(
@@ -500,7 +515,8 @@ class Connection:
                     f"tools/call {name}: no answer within {timeout:g}s",
                     timed_out=True,
                 )
-            await self._listed_if_changed()  # the answer is in: outside the call's deadline
+            if self._relisting is not None:  # the answer is in: outside the call's deadline
+                await self._listed_if_changed()
         except MCPError as exc:
             # CONNECTION_CLOSED (-32000) is also a code a server may send: closed means the
             # stream really ended.
@@ -525,7 +541,7 @@ class Connection:
             self.in_flight -= 1
             self.last_used = time.monotonic()
         self.health.succeeded()
-        result = own_meta(result)
+        result = _own_meta_in_place(result)
         if isinstance(result, types.InputRequiredResult):
             return result
         size = result_size(result)

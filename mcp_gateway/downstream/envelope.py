@@ -17,7 +17,7 @@ calling task, inside `send_request`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -40,10 +40,21 @@ def relayed(declared: Mapping[str, Any] | None) -> dict[str, Any]:
     return {key: declared[key] for key in RELAYED_CAPABILITIES if declared.get(key) is not None}
 
 
+def calling_capabilities(declared: Mapping[str, Any] | None) -> AbstractContextManager[None]:
+    """The requests sent within carry `declared` (already `relayed`) as the client's. A
+    client that declared none needs nothing set: the stamp's default is none (`_calling`
+    is set only within this, around one request's sending, in the calling task)."""
+    if not declared:
+        return _DECLARED_NONE
+    return _declaring(declared)
+
+
+_DECLARED_NONE: AbstractContextManager[None] = nullcontext()
+
+
 @contextmanager
-def calling_capabilities(declared: Mapping[str, Any] | None) -> Iterator[None]:
-    """The requests sent within carry `declared` (already `relayed`) as the client's."""
-    token = _calling.set(dict(declared) if declared else None)
+def _declaring(declared: Mapping[str, Any]) -> Iterator[None]:
+    token = _calling.set(dict(declared))
     try:
         yield
     finally:
