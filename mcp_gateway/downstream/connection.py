@@ -78,15 +78,18 @@ CallAnswer = types.CallToolResult | types.InputRequiredResult
 _CALL_ANSWER: TypeAdapter[CallAnswer] = TypeAdapter(CallAnswer)
 
 
-def own_meta(result: ResultT) -> ResultT:
-    """A result without the protocol's reserved `_meta` keys (a 2026-07-28 server stamps
-    its `serverInfo` there): they describe the server's session with the gateway, not the
-    client's; the server's own keys pass on unchanged."""
+def _own_meta_in_place(result: ResultT) -> ResultT:
+    """A result this connection has just parsed, which nothing else holds, without the
+    protocol's reserved `_meta` keys (a 2026-07-28 server stamps its `serverInfo` there):
+    they describe the server's session with the gateway, not the client's; the server's
+    own keys pass on unchanged. Its `_meta` replaced rather than the whole result copied:
+    a 2026-07-28 server stamps every result, so this runs on every call."""
     meta = result.meta
-    if not meta or not any(key.startswith(RESERVED_META_PREFIX) for key in meta):
-        return result
-    kept = {key: value for key, value in meta.items() if not key.startswith(RESERVED_META_PREFIX)}
-    return result.model_copy(update={"meta": kept or None})
+    if meta:
+        kept = {key: meta[key] for key in meta if not key.startswith(RESERVED_META_PREFIX)}
+        if len(kept) != len(meta):
+            result.meta = kept or None
+    return result
 
 
 def passed_on_meta(meta: Mapping[str, Any] | None) -> types.RequestParamsMeta | None:
@@ -476,15 +479,18 @@ class Connection:
         asked a server's question during the call (a server spoken to in 2025-11-25 asks by
         a request: `server_questions`). The answer may be the server's input-required
         result."""
+        # Only the fields a call has: each one given is validated, and dumped.
+        extra: dict[str, Any] = {}
+        if meta:
+            extra["_meta"] = passed_on_meta(meta)
+        if task is not None:
+            extra["task"] = task
+        if input_responses is not None:
+            extra["input_responses"] = input_responses
+        if request_state is not None:
+            extra["request_state"] = request_state
         request = types.CallToolRequest(
-            params=types.CallToolRequestParams(
-                name=name,
-                arguments=arguments,
-                task=task,
-                _meta=passed_on_meta(meta),
-                input_responses=input_responses,
-                request_state=request_state,
-            )
+            params=types.CallToolRequestParams(name=name, arguments=arguments, **extra)
         )
         try:
             # send_request, not call_tool: the result is passed on as it came, without
@@ -573,7 +579,8 @@ class Connection:
                     f"{_what(method, name)}: no answer within {timeout:g}s",
                     timed_out=True,
                 )
-            await self._listed_if_changed()  # the answer is in: outside the call's deadline
+            if self._relisting is not None or self._sibling_listings:  # the answer is in:
+                await self._listed_if_changed()  # outside the call's deadline
         except MCPError as exc:
             # CONNECTION_CLOSED (-32000) is also a code a server may send: closed means the
             # stream really ended.
@@ -596,7 +603,7 @@ class Connection:
             current_redactor.reset(token)
             self.in_flight -= 1
             self.last_used = time.monotonic()
-        return own_meta(result)
+        return _own_meta_in_place(result)  # parsed here, held by nothing else
 
     def _call_failure(
         self, phrase: str, detail: str, *, timed_out: bool = False

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -98,10 +98,21 @@ class DeclaringSession(ClientSession):
         return self._declares.model_copy(deep=True)
 
 
+def calling_capabilities(declared: Mapping[str, Any] | None) -> AbstractContextManager[None]:
+    """The requests sent within carry `declared` (already `relayed`) as the client's. A
+    client that declared none needs nothing set: the stamp's default is none (`_calling`
+    is set only within this, around one request's sending, in the calling task)."""
+    if not declared:
+        return _DECLARED_NONE
+    return _declaring(declared)
+
+
+_DECLARED_NONE: AbstractContextManager[None] = nullcontext()
+
+
 @contextmanager
-def calling_capabilities(declared: Mapping[str, Any] | None) -> Iterator[None]:
-    """The requests sent within carry `declared` (already `relayed`) as the client's."""
-    token = _calling.set(dict(declared) if declared else None)
+def _declaring(declared: Mapping[str, Any]) -> Iterator[None]:
+    token = _calling.set(dict(declared))
     try:
         yield
     finally:

@@ -45,6 +45,7 @@ from mcp_gateway.front.auth import (
 )
 from mcp_gateway.front.endpoints import NOT_FOUND, NOT_FOUND_MESSAGE, tenant_of
 from mcp_gateway.front.hostcheck import refuse
+from mcp_gateway.front.questions import may_answer
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.toolbox_server import SERVING, ToolboxEndpoint, may_open, toolbox_path
 from mcp_gateway.front.toolbox_stream import serve_stream
@@ -243,8 +244,10 @@ class Gateway:
         # Applied here: served statelessly, the notification's own server is ended as soon
         # as it is accepted, before the SDK would hand it on.
         parts.calls.apply(state, body)
-        await parts.questions.apply(state, body)  # a client's answer to a server's question
-        await self._declared(parts, state, body)
+        if may_answer(body):  # a client's answer to a server's question
+            await parts.questions.apply(state, body)
+        if state.session_id is not None and any(method in body for method in ASKING):
+            await self._declared(parts, state)
         if not whole or state.capabilities or not answers_as_json(scope, body):
             await sse.handle_request(scope, replayed, send)  # its body limit answers 413
             return
@@ -257,15 +260,13 @@ class Gateway:
                 watcher.cancel()
 
     @staticmethod
-    async def _declared(parts: GatewayParts, state: RequestState, body: bytes) -> None:
+    async def _declared(parts: GatewayParts, state: RequestState) -> None:
         """A tools/call (or `ASKING`'s other request) of a 2025-11-25 session whose client
         declared elicitation, sampling or roots at its `initialize`: what it declared, in
         `state` (its call is then served as a stream, on which a server's question can
         reach it)."""
         names = parts.recorder.client_names
         if names is None or state.session_id is None:
-            return
-        if not any(method in body for method in ASKING):
             return
         declared = (await names.find(state.session_id)).capabilities
         state.capabilities = dict(declared) if declared else None

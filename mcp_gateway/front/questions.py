@@ -67,10 +67,16 @@ def _answer_key(session_id: str, question: str) -> str:
     return f"wb:answer:{session_id}:{question}"
 
 
+def may_answer(body: bytes) -> bool:
+    """Whether a POSTed body could answer one of the gateway's questions (most bodies
+    cannot: a look for the id's prefix, before anything is parsed or awaited)."""
+    return _MARKER in body
+
+
 def answer_of(body: bytes) -> tuple[str, dict[str, Any]] | None:
     """The question id and the answer (`{"result": ...}` or `{"error": ...}`) a POSTed
     JSON-RPC response carries, when it answers one of the gateway's questions."""
-    if _MARKER not in body:
+    if not may_answer(body):
         return None
     try:
         message = json.loads(body)

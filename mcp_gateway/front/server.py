@@ -22,7 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway import __version__
 from mcp_gateway.downstream.connection import CallAnswer, LogForward
-from mcp_gateway.downstream.envelope import relayed
+from mcp_gateway.downstream.envelope import RELAYED_CAPABILITIES, relayed
 from mcp_gateway.front import instructions
 from mcp_gateway.front.cache_hints import META_TOOL_HINTS
 from mcp_gateway.front.cancellation import InFlightCalls
@@ -108,7 +108,10 @@ def relay_input(
             call.ask = questions.asker(ctx, state.owner)
         return
     declared = ctx.session.client_capabilities
-    if declared is not None:
+    # Dumped only when it declares one of them: a client that declares none tells no server.
+    if declared is not None and any(
+        getattr(declared, key) is not None for key in RELAYED_CAPABILITIES
+    ):
         wire = declared.model_dump(by_alias=True, mode="json", exclude_none=True)
         call.capabilities = relayed(wire)
     call.input_required = True

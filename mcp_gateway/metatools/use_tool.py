@@ -34,7 +34,7 @@ from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.held_calls import HELD_PREFIX, KEY, HeldCall, answer_of
 from mcp_gateway.metatools.lone_calls import LoneCalls
 from mcp_gateway.metatools.parts import MetaToolParts
-from mcp_gateway.metatools.schemas import named_tool, parse_use_args
+from mcp_gateway.metatools.schemas import UseToolArgs, named_tool, parse_use_args
 from mcp_gateway.metatools.tools import failed
 from mcp_gateway.metatools.url_questions import QUESTION, as_question, declares_url
 from mcp_gateway.observe.outcome import Named, Outcome
@@ -75,6 +75,8 @@ class ToolCall:
     # 2025-11-25 that asks it has its call held for the retry: `held_calls`).
     input_required: bool = False
     url_asked: bool = False  # a retry after the gateway's own URL question (`url_questions`)
+    # The arguments as checked, once (`parse_use_args`): each downstream request reads them.
+    parsed: UseToolArgs | None = None
 
     @classmethod
     def of(cls, caller: Caller, arguments: dict[str, Any] | None) -> ToolCall:
@@ -157,7 +159,7 @@ class ToolUser:
 
     async def _call(self, call: ToolCall, progress_callback: ProgressFnT | None) -> CallAnswer:
         caller = call.caller
-        args = parse_use_args(call.arguments)
+        args = call.parsed = parse_use_args(call.arguments)
         ref = args.tool
         toolbox, server = call.toolbox, call.server
         if toolbox is not None and not caller.key.allows(ref.toolbox):
@@ -307,7 +309,7 @@ class ToolUser:
         """One tools/call to the server; its failures as the contract's errors."""
         assert call.server is not None and call.toolbox is not None
         server, toolbox = call.server, call.toolbox
-        args = parse_use_args(call.arguments)
+        args = call.parsed or parse_use_args(call.arguments)
         ref = args.tool
         try:
             return await conn.call_tool(
@@ -358,7 +360,7 @@ class ToolUser:
         async def retry(responses: types.InputResponses | None, state: str | None) -> CallAnswer:
             return await self._downstream(call, conn, progress_callback, responses, state)
 
-        name = parse_use_args(call.arguments).tool.name
+        name = (call.parsed or parse_use_args(call.arguments)).tool.name
         server, toolbox = call.server.name, call.toolbox.name
         try:
             return await run_input_required_driver(first, dispatch=dispatch, retry=retry)
