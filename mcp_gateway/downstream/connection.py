@@ -87,8 +87,8 @@ def _own_meta_in_place(result: ResultT) -> ResultT:
     meta = result.meta
     if meta:
         kept = {key: meta[key] for key in meta if not key.startswith(RESERVED_META_PREFIX)}
-        if len(kept) != len(meta):
-            result.meta = kept or None
+        if len(kept) != len(meta):  # set as the model keeps it: no validation to run
+            result.__dict__["meta"] = kept or None
     return result
 
 

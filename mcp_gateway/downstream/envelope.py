@@ -125,9 +125,17 @@ async def negotiate(session: ClientSession, *, modern: bool) -> None:
     if not modern:
         await session.initialize()
         return
+    # Offered to a stdio server only (`offers_modern`), where a request has no HTTP
+    # headers: the SDK's stamp would compute the `Mcp-Param` headers of every tool call
+    # for nothing. Read when 2026-07-28 is adopted (pinned: test_sdk_envelope_pins).
+    session._resolve_param_headers = _no_headers  # type: ignore[method-assign]
     await negotiate_auto(session)
     if session.discover_result is not None:
         _per_request_capabilities(session)
+
+
+def _no_headers(name: str, arguments: Mapping[str, Any]) -> dict[str, str]:
+    return {}
 
 
 def _per_request_capabilities(session: ClientSession) -> None:

@@ -58,14 +58,18 @@ async def connection(
     SignInRequired. `declared`: a call's client's (relayed) capabilities; None for a
     listing, which reads the server's base connection."""
     key = pool_key(caller, toolbox, server)
-    declares = canonical(declared)
-    own = replace(key, declares=declares)
+    declares = canonical(declared) if declared else ""
     if declares and not offers_modern(server):
-        return await _pooled(pool, caller, toolbox, server, accounts, own)
+        return await _pooled(pool, caller, toolbox, server, accounts, _for(key, declares))
     conn = await _pooled(pool, caller, toolbox, server, accounts, key)
     if not declares or conn.modern:  # 2026-07-28: each request carries the call's set
         return conn
-    return await _pooled(pool, caller, toolbox, server, accounts, own)
+    return await _pooled(pool, caller, toolbox, server, accounts, _for(key, declares))
+
+
+def _for(key: PoolKey, declares: str) -> PoolKey:
+    """The key of the pool's connection of key's server that declares `declares`."""
+    return replace(key, declares=declares)
 
 
 async def _pooled(

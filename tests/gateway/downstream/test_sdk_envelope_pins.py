@@ -38,6 +38,18 @@ def test_the_modern_stamp_writes_the_client_capabilities_key() -> None:
     assert CLIENT_CAPABILITIES_META_KEY == "io.modelcontextprotocol/clientCapabilities"
 
 
+def test_the_modern_stamp_takes_the_param_header_resolver_when_adopted() -> None:
+    """`envelope.negotiate` gives a stdio session a resolver of no headers before it
+    adopts 2026-07-28: the stamp must read the session's attribute then, and it must be
+    the stamp's only use (a stdio request has no headers to carry `Mcp-Param`)."""
+    adopt = inspect.getsource(ClientSession.adopt)
+    assert "self._resolve_param_headers" in adopt
+    source = inspect.getsource(ClientSession)
+    assert source.count("self._resolve_param_headers") == 1, "a new use to check"
+    names = list(inspect.signature(ClientSession._resolve_param_headers).parameters)
+    assert names == ["self", "name", "arguments"]
+
+
 def test_what_a_session_declares_is_built_by_build_capabilities() -> None:
     """`envelope.DeclaringSession` overrides `_build_capabilities`: the one place the SDK
     builds what `initialize` and `server/discover` declare."""
