@@ -25,6 +25,7 @@ from tests.harness.live import LiveGateway, TenantSetup, add_relay_probe, make_t
 from tests.harness.paths import SERVERS
 from tests.harness.results import payload, text_of, use
 from tests.harness.servers import server_process
+from tests.harness.waits import eventually
 from toolboxes.models import Server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("relay_declared")]
@@ -155,16 +156,21 @@ async def test_a_2026_server_keeps_one_connection_for_every_set(module_gateway, 
 
 async def test_a_change_heard_on_a_sets_connection_is_listed_on_the_base(module_gateway, caller):
     """The server announces a change to the session it was made on (a caller's set's
-    connection): the base connection, which lists for everyone, lists again too, and the
-    call answers after that listing, so the next open_toolbox shows the change."""
+    connection): the base connection, which lists for everyone, lists again too, so an
+    open_toolbox shows the change. The server is remote: its announcement comes on the
+    session's standalone stream, in no order with the call's answer, so within a bounded
+    wait (without the sibling's listing the base would never show it)."""
     answers = Answers()
     async with module_gateway.session(caller.key, elicitation_callback=answers.elicit) as session:
         before = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
         added = await session.call_tool("use_tool", use("dev", "changing", "add_tool"))
-        after = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+
+        async def listed() -> bool:
+            after = payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
+            return ("changing", "added") in [(t["server"], t["name"]) for t in after["tools"]]
+
+        await eventually(listed, 20, "the added tool to be listed on the base connection")
     assert text_of(added) == "added"
-    names = [(tool["server"], tool["name"]) for tool in after["tools"]]
     assert ("changing", "added") not in [(t["server"], t["name"]) for t in before["tools"]]
-    assert ("changing", "added") in names
     sets = [conn.declares for conn in connections(module_gateway, "changing")]
     assert sorted(sets, key=len) == [{}, ELICITATION]

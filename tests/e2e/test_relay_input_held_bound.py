@@ -57,6 +57,17 @@ async def _elicit(ctx, params) -> types.ElicitResult:  # declares elicitation
     raise AssertionError("a 2026-07-28 client is asked by input-required results")
 
 
+async def _answer(client, call: dict, held: types.InputRequiredResult) -> object:
+    """The held call retried with the form's answer and its request state."""
+    return await client.session.call_tool(
+        "use_tool",
+        call,
+        input_responses=ANSWER,
+        request_state=held.request_state,
+        allow_input_required=True,
+    )
+
+
 async def test_past_the_bound_a_question_is_refused_until_the_held_call_ends(held_one, caplog):
     caplog.set_level(logging.WARNING, logger="workbench.relay")
     live, setup = held_one
@@ -76,24 +87,10 @@ async def test_past_the_bound_a_question_is_refused_until_the_held_call_ends(hel
                 "[heldbound/dev/other] elicitation/create refused: the calls waiting for input "
                 "in this process are at their bound, 1 (WORKBENCH_HELD_CALLS)"
             ]
-            done = await client.session.call_tool(
-                "use_tool",
-                ASK,
-                input_responses=ANSWER,
-                request_state=held.request_state,
-                allow_input_required=True,
-            )
-            assert answered(done) == FORM
+            assert answered(await _answer(client, ASK, held)) == FORM
             again = await client.session.call_tool("use_tool", ASK_OTHER, allow_input_required=True)
             assert isinstance(again, types.InputRequiredResult), again  # held again
-            done = await client.session.call_tool(
-                "use_tool",
-                ASK_OTHER,
-                input_responses=ANSWER,
-                request_state=again.request_state,
-                allow_input_required=True,
-            )
-            assert answered(done) == FORM
+            assert answered(await _answer(client, ASK_OTHER, again)) == FORM
 
 
 async def test_a_refused_question_on_a_connection_of_its_own_reaches_its_client(held_one):
@@ -108,11 +105,4 @@ async def test_a_refused_question_on_a_connection_of_its_own_reaches_its_client(
             assert isinstance(held, types.InputRequiredResult), held
             refused = await client.session.call_tool("use_tool", ASK, allow_input_required=True)
             assert error_of(refused) == (REFUSED[0], REFUSED[1].replace("'other'", "'probe'"))
-            done = await client.session.call_tool(
-                "use_tool",
-                ASK,
-                input_responses=ANSWER,
-                request_state=held.request_state,
-                allow_input_required=True,
-            )
-            assert answered(done) == FORM
+            assert answered(await _answer(client, ASK, held)) == FORM

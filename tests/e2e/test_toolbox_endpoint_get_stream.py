@@ -148,10 +148,16 @@ async def test_a_2026_get_is_still_the_405(live_gateway, probed):
     assert response.json()["error"]["data"]["reason"] == "method_not_allowed"
 
 
-async def test_a_get_past_the_limit_is_refused(live_gateway, probed):
-    """One limit for both kinds of stream: a listen stream open, a GET past it refused."""
+@pytest.mark.parametrize(
+    ("limit", "refusal"),
+    [("limit", TOO_MANY), ("tenant_limit", TOO_MANY_FOR_THE_TENANT)],
+    ids=["the process's", "the tenant's"],
+)
+async def test_a_get_past_a_limit_is_refused(live_gateway, probed, limit, refusal):
+    """One limit for both kinds of stream: a listen stream open, a GET past it refused.
+    The process's (1024 otherwise) and a tenant's own, below it (256), each its own text."""
     changes = live_gateway.gateway.toolbox_endpoint.changes
-    changes.limit = 1  # this gateway's own (1024 otherwise)
+    setattr(changes, limit, 1)  # this gateway's own
     dev = endpoint(live_gateway, "acme", "dev")
     async with (
         dev.client(probed.key) as client,
@@ -163,25 +169,7 @@ async def test_a_get_past_the_limit_is_refused(live_gateway, probed):
         )
     assert refused.status_code == 503
     assert refused.headers["retry-after"] == "30"
-    assert refused.json() == TOO_MANY
-
-
-async def test_a_get_past_the_tenant_limit_is_refused(live_gateway, probed):
-    """A tenant's own limit, below the process's, with its own text."""
-    changes = live_gateway.gateway.toolbox_endpoint.changes
-    changes.tenant_limit = 1  # this gateway's own (256 otherwise)
-    dev = endpoint(live_gateway, "acme", "dev")
-    async with (
-        dev.client(probed.key) as client,
-        client.listen(tools_list_changed=True),
-        httpx2.AsyncClient(timeout=30) as http,
-    ):
-        refused = await http.get(
-            dev.url, headers={"Authorization": f"Bearer {probed.key}", **STREAM_HEADERS}
-        )
-    assert refused.status_code == 503
-    assert refused.headers["retry-after"] == "30"
-    assert refused.json() == TOO_MANY_FOR_THE_TENANT
+    assert refused.json() == refusal
 
 
 async def test_the_gateways_stop_ends_the_stream(probed):

@@ -79,6 +79,14 @@ async def asking(held: HeldCall) -> Any:
     return await held.ask(QUESTION)
 
 
+async def held_asking(held: HeldCall) -> Any:
+    """Starts `asking` and returns the reply its question waits on (it was held)."""
+    held.start(asking(held))
+    question, reply = await held.next()
+    assert question == QUESTION and reply is not None
+    return reply
+
+
 def refusals() -> float:
     return metrics().relay_bounds.labels(*REF, "held_calls")._value.get()
 
@@ -89,9 +97,7 @@ async def test_past_the_bound_a_question_is_refused_until_a_held_call_ends(caplo
     first, second, third = (calls.call(REF) for _ in range(3))
     before = refusals()
     with anyio.fail_after(10):
-        first.start(asking(first))
-        question, reply = await first.next()
-        assert question == QUESTION and reply is not None
+        reply = await held_asking(first)
         state = calls.keep(first, reply, "ada")
         second.start(asking(second))
         assert await second.next() == (FULL, None)  # the server's answer: the refusal
@@ -106,9 +112,7 @@ async def test_past_the_bound_a_question_is_refused_until_a_held_call_ends(caplo
         HeldCall.answer(taken[1], ROOTS)
         assert await first.next() == (ROOTS, None)
         await eventually(lambda: calls.holding == 0, 10, "the answered call's place back")
-        third.start(asking(third))
-        question, reply = await third.next()  # held again
-        assert question == QUESTION and reply is not None
+        reply = await held_asking(third)  # held again
         HeldCall.answer(reply, ROOTS)
         assert await third.next() == (ROOTS, None)
 
@@ -185,12 +189,7 @@ async def test_one_tenant_holds_at_most_its_share_of_the_bound(caplog):
     first, second, third = (calls.call(REF) for _ in range(3))
     other = calls.call(ServerRef("globex", "dev", "probe"))
     with anyio.fail_after(10):
-        replies = []
-        for held in (first, second):
-            held.start(asking(held))
-            question, reply = await held.next()
-            assert question == QUESTION and reply is not None
-            replies.append(reply)
+        replies = [await held_asking(held) for held in (first, second)]
         third.start(asking(third))
         assert await third.next() == (
             types.ErrorData(
@@ -201,10 +200,7 @@ async def test_one_tenant_holds_at_most_its_share_of_the_bound(caplog):
             ),
             None,
         )
-        other.start(asking(other))
-        question, reply = await other.next()  # another tenant's: held
-        assert question == QUESTION and reply is not None
-        replies.append(reply)
+        replies.append(await held_asking(other))  # another tenant's: held
         assert calls.holding == 3
         assert caplog.messages == [
             "[acme/dev/probe] roots/list refused: its tenant's calls waiting for input in "
