@@ -24,10 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
-from mcp.client._input_required import (
-    InputRequiredRoundsExceededError,
-    run_input_required_driver,
-)
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
@@ -35,13 +31,13 @@ from pydantic import TypeAdapter
 from mcp_gateway.downstream.connection import Connection, LogForward
 from mcp_gateway.downstream.server_questions import AskClient
 from mcp_gateway.metatools import input_state
+from mcp_gateway.metatools.asked_rounds import TooManyRounds, asked_until_answered
 from mcp_gateway.metatools.toolbox_members import forwarded
 
 STATE_REFUSED = (
     "The request state is not valid for this request (altered, expired, or issued to "
     "another caller or request); send the request again without it"
 )
-TOO_MANY_ROUNDS = "the server asked for input more than {rounds} times in one request"
 CANCELLED = "cancelled by the client"
 
 ReadAnswer = types.ReadResourceResult | types.InputRequiredResult
@@ -121,16 +117,9 @@ async def sent_on(
 
 
 async def _asked(ask: AskClient, first: types.InputRequiredResult, send: Any) -> Any:
-    """The server's questions asked of the client, and the request sent again with its
-    answers and the server's own state, until the server answers (as the SDK's client
-    does it, at most its rounds). The client's error is the request's error, as the
-    server's own would be."""
-
-    async def dispatch(key: str, request: types.InputRequest) -> types.InputResponse | Any:
-        return await ask(request)
-
+    """The server's questions asked of the client until it answers (`asked_rounds`); the
+    client's error is the request's error, as the server's own would be."""
     try:
-        return await run_input_required_driver(first, dispatch=dispatch, retry=send)
-    except InputRequiredRoundsExceededError as exc:
-        message = TOO_MANY_ROUNDS.format(rounds=exc.max_rounds)
-        raise MCPError(types.INTERNAL_ERROR, message) from None
+        return await asked_until_answered(ask, first, send)
+    except TooManyRounds as exc:
+        raise MCPError(types.INTERNAL_ERROR, exc.text("request")) from None

@@ -10,10 +10,6 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.client._input_required import (
-    InputRequiredRoundsExceededError,
-    run_input_required_driver,
-)
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
@@ -24,6 +20,7 @@ from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.downstream.server_questions import AskClient
 from mcp_gateway.metatools import errors, input_state, policy, secret_guard
 from mcp_gateway.metatools.approvals import pass_held
+from mcp_gateway.metatools.asked_rounds import TooManyRounds, asked_until_answered
 from mcp_gateway.metatools.connect import (
     SignInRequired,
     connection,
@@ -345,17 +342,10 @@ class ToolUser:
         progress_callback: ProgressFnT | None,
         first: types.InputRequiredResult,
     ) -> CallAnswer:
-        """The server's questions asked of the client during the call, and the call made
-        again with its answers and the server's own state, until the server answers (as the
-        SDK's client does it, at most its rounds). The client's error ends the call as the
-        server's own error would (`DOWNSTREAM_ERROR`, its message, code and data)."""
+        """The server's questions asked of the client during the call until it answers
+        (`asked_rounds`). The client's error ends the call as the server's own error would
+        (`DOWNSTREAM_ERROR`, its message, code and data)."""
         assert call.ask is not None and call.server is not None and call.toolbox is not None
-        ask = call.ask
-
-        async def dispatch(
-            key: str, request: types.InputRequest
-        ) -> types.InputResponse | types.ErrorData:
-            return await ask(request)
 
         async def retry(responses: types.InputResponses | None, state: str | None) -> CallAnswer:
             return await self._downstream(call, conn, progress_callback, responses, state)
@@ -363,7 +353,7 @@ class ToolUser:
         name = (call.parsed or parse_use_args(call.arguments)).tool.name
         server, toolbox = call.server.name, call.toolbox.name
         try:
-            return await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+            return await asked_until_answered(call.ask, first, retry)
         except MCPError as exc:
             raise errors.downstream_failed(
                 ErrorCode.DOWNSTREAM_ERROR,
@@ -374,11 +364,7 @@ class ToolUser:
                 None,
                 (exc.error.code, exc.error.data),
             ) from None
-        except InputRequiredRoundsExceededError as exc:
+        except TooManyRounds as exc:
             raise errors.downstream_failed(
-                ErrorCode.DOWNSTREAM_ERROR,
-                name,
-                server,
-                toolbox,
-                f"the server asked for input more than {exc.max_rounds} times in one call",
+                ErrorCode.DOWNSTREAM_ERROR, name, server, toolbox, exc.text("call")
             ) from None
