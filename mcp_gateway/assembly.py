@@ -22,6 +22,7 @@ from mcp_gateway.database.records import (
     SignInRecords,
     pass_approval,
     record_connection,
+    record_set_offer,
     save_calls,
 )
 from mcp_gateway.database.threads import close_thread_connections
@@ -143,6 +144,7 @@ def build_parts(options: GatewayOptions, found: Installation) -> GatewayParts:
         max_connections=options.max_connections,
         tenant_max_connections=options.tenant_max_connections,
         record=record_connection,
+        record_set_offer=record_set_offer,
         sandbox=sandbox,
         recorder=recorder,
     )

@@ -63,6 +63,31 @@ def write_connection(
 record_connection = in_thread(write_connection)
 
 
+def write_set_offer(
+    server_id: int,
+    pinning: str,
+    fingerprint: str,
+    ok: bool,
+    milliseconds: int,
+    reason: str,
+    definitions: list[dict[str, Any]],
+    incident: str = "",
+    cause: str = "",
+) -> None:
+    """What a server offers a client that declared capabilities (a connection for a
+    declared set: `metatools.connect`), recorded for pinning only, so that a tool offered
+    only to such a client waits for an admin as any new tool does, and can be approved;
+    the server's status stays its base connection's (`write_connection`)."""
+    if ok and pinning != OFF:
+        server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
+        if server is not None:
+            tool_pins.record_offer(server, fingerprint, definitions)
+
+
+# A gateway's new connection for a declared set, in one trip to the ORM's thread.
+record_set_offer = in_thread(write_set_offer)
+
+
 def record_check(
     server: Server,
     fingerprint: str,

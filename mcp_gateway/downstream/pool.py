@@ -87,6 +87,7 @@ class Pool:
         tenant_max_connections: int,
         respawn: RespawnPolicy | None = None,
         record: RecordConnection | None = None,
+        record_set_offer: RecordConnection | None = None,
         sandbox: SandboxPolicy | None = None,
         recorder: Recorder | None = None,
     ) -> None:
@@ -97,6 +98,8 @@ class Pool:
         self.idle_seconds = idle_seconds
         self.respawn = respawn or RespawnPolicy()
         self.record = record  # how each new connection went, for the admin (None: unrecorded)
+        # What a connection for a declared set offers, for pinning (None: unrecorded).
+        self.record_set_offer = record_set_offer
         self.sandbox = sandbox  # the gateway's (None: the settings' at each connect)
         self.recorder = recorder  # the gateway's: its connections' metrics
         self._health: dict[PoolKey, ServerHealth] = {}
@@ -238,6 +241,8 @@ class Pool:
         self._task_group.start_soon(conn.run)
         if self.record is not None and not key.declares:  # the admin's status: the base's
             self._task_group.start_soon(record_connection, conn, self.record)
+        elif self.record_set_offer is not None and key.declares:  # its offer, for pinning
+            self._task_group.start_soon(record_connection, conn, self.record_set_offer)
         # Older configurations of the same server (each set's too) are closed once their
         # calls are done.
         for other_key, other in list(self._connections.items()):

@@ -73,6 +73,18 @@ IN_FLIGHT_RETRY_SECONDS = 1
 # The requests during which a server may ask the client for input (a toolbox endpoint's
 # reads and prompts too: `metatools.member_requests`).
 ASKING = (b"tools/call", b"resources/read", b"prompts/get")
+# The requests whose answer depends on what the client declared: what a server offers
+# such a client (a toolbox endpoint's lists) and the connection its request goes on
+# (`metatools.connect`). What it declared is read for these too; they are answered as one
+# JSON body when the client accepts one (no question can come during them).
+DECLARED_FOR = (
+    *ASKING,
+    b"tools/list",
+    b"resources/list",
+    b"resources/templates/list",
+    b"prompts/list",
+    b"completion/complete",
+)
 
 
 class Gateway:
@@ -246,9 +258,10 @@ class Gateway:
         parts.calls.apply(state, body)
         if may_answer(body):  # a client's answer to a server's question
             await parts.questions.apply(state, body)
-        if state.session_id is not None and any(method in body for method in ASKING):
+        if state.session_id is not None and any(method in body for method in DECLARED_FOR):
             await self._declared(parts, state)
-        if not whole or state.capabilities or not answers_as_json(scope, body):
+        asking = state.capabilities and any(method in body for method in ASKING)
+        if not whole or asking or not answers_as_json(scope, body):
             await sse.handle_request(scope, replayed, send)  # its body limit answers 413
             return
         # A bare task rather than a task group: no group's bookkeeping on every call.
@@ -261,10 +274,10 @@ class Gateway:
 
     @staticmethod
     async def _declared(parts: GatewayParts, state: RequestState) -> None:
-        """A tools/call (or `ASKING`'s other request) of a 2025-11-25 session whose client
-        declared elicitation, sampling or roots at its `initialize`: what it declared, in
-        `state` (its call is then served as a stream, on which a server's question can
-        reach it)."""
+        """A tools/call (or `DECLARED_FOR`'s other request) of a 2025-11-25 session whose
+        client declared elicitation, sampling or roots at its `initialize`: what it
+        declared, in `state` (a call, `ASKING`'s, is then served as a stream, on which a
+        server's question can reach it)."""
         names = parts.recorder.client_names
         if names is None or state.session_id is None:
             return

@@ -101,23 +101,36 @@ def relay_input(
     questions are asked of it during the call (`questions`). A 2025-11-25 client that
     declared none: a server asking it gets the answer it gives a client that declared
     nothing."""
+    call.capabilities = declared_capabilities(ctx, questions)
     if not modern(ctx):
-        state = _state(ctx)
-        if questions is not None and state.capabilities and state.owner is not None:
-            call.capabilities = state.capabilities
-            call.ask = questions.asker(ctx, state.owner)
+        if call.capabilities:
+            owner = _state(ctx).owner
+            assert questions is not None and owner is not None  # declared_capabilities'
+            call.ask = questions.asker(ctx, owner)
         return
-    declared = ctx.session.client_capabilities
-    # Dumped only when it declares one of them: a client that declares none tells no server.
-    if declared is not None and any(
-        getattr(declared, key) is not None for key in RELAYED_CAPABILITIES
-    ):
-        wire = declared.model_dump(by_alias=True, mode="json", exclude_none=True)
-        call.capabilities = relayed(wire)
     call.input_required = True
     if isinstance(params, types.InputResponseRequestParams):  # a completion has no retry
         call.input_responses = params.input_responses
         call.request_state = params.request_state
+
+
+def declared_capabilities(
+    ctx: ServerRequestContext[Any, Any], questions: Questions | None = None
+) -> dict[str, Any] | None:
+    """The calling client's declared elicitation, sampling and roots (`envelope.relayed`),
+    what a server of its call is told, and whose offer its lists show; None: none. A
+    2025-11-25 client's, declared at its `initialize`, count only where its questions can
+    reach it (`questions`, and a credential to tie the answer to)."""
+    if not modern(ctx):
+        state = _state(ctx)
+        if questions is not None and state.capabilities and state.owner is not None:
+            return state.capabilities
+        return None
+    declared = ctx.session.client_capabilities
+    # Dumped only when it declares one of them: a client that declares none tells no server.
+    if declared is None or all(getattr(declared, key) is None for key in RELAYED_CAPABILITIES):
+        return None
+    return relayed(declared.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 def modern(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -172,7 +185,8 @@ def build_server(
         state = _state(ctx)
         started = time.perf_counter()
         if params.name == "open_toolbox":
-            opened = await metatools.open_toolbox(state.caller, params.arguments)
+            declared = declared_capabilities(ctx, questions)
+            opened = await metatools.open_toolbox(state.caller, params.arguments, declared)
             recorder.open_toolbox(state.caller, params.arguments, opened, started)
             assert opened.result is not None
             return opened.result

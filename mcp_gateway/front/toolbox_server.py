@@ -35,6 +35,7 @@ from mcp_gateway.front.questions import Questions
 from mcp_gateway.front.request_naming import request_middlewares
 from mcp_gateway.front.request_state import RequestState
 from mcp_gateway.front.server import (
+    declared_capabilities,
     log_forwarder,
     progress_forwarder,
     relay_input,
@@ -164,20 +165,29 @@ def build_toolbox_server(
     links = ResultLinks(opened.store, opened.prefix, opened.idle_seconds)
     user = ToolUser(replace(parts, open_toolboxes=ImplicitlyOpen()))
 
-    async def reach(caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
-        """The toolbox's servers; an open refused by its rate limit as a JSON-RPC error
-        (a list has no tool result to carry it), with the contract's text and code."""
+    async def reach(
+        caller: Caller, toolbox: ToolboxConfig, declared: Mapping[str, Any] | None = None
+    ) -> list[Member]:
+        """The toolbox's servers, on the connections a client that declared `declared`
+        is served by; an open refused by its rate limit as a JSON-RPC error (a list has no
+        tool result to carry it), with the contract's text and code."""
         try:
-            return await members.connect(caller, toolbox)
+            return await members.connect(caller, toolbox, declared)
         except GatewayError as error:
             data = {"code": error.code.value, **error.details}
             raise MCPError(REFUSED, error.message, data) from None
+
+    def client_set(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | None:
+        """The calling client's relayed capabilities (`server.declared_capabilities`): the
+        members a request of its reaches are on the connections for that set."""
+        return declared_capabilities(ctx, questions)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         caller, toolbox = _toolbox(ctx)
-        listed = members.tools(await reach(caller, toolbox), caller, toolbox.name)  # policies
+        reached = await reach(caller, toolbox, client_set(ctx))
+        listed = members.tools(reached, caller, toolbox.name)  # policies
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(
@@ -196,7 +206,7 @@ def build_toolbox_server(
         started = time.perf_counter()
         refusal: GatewayError | None = None
         try:
-            ref = await members.tool_ref(caller, toolbox, params.name)
+            ref = await members.tool_ref(caller, toolbox, params.name, client_set(ctx))
         except GatewayError as error:  # an open its rate limit refused (a shared name)
             ref, refusal = None, error
         # As use_tool's arguments would name it: what the call log keeps.
@@ -239,14 +249,14 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         caller, toolbox = _toolbox(ctx)
-        found = await members.resources(await reach(caller, toolbox))
+        found = await members.resources(await reach(caller, toolbox, client_set(ctx)))
         return types.ListResourcesResult(resources=found)
 
     async def list_resource_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         caller, toolbox = _toolbox(ctx)
-        found = await members.templates(await reach(caller, toolbox))
+        found = await members.templates(await reach(caller, toolbox, client_set(ctx)))
         return types.ListResourceTemplatesResult(resource_templates=found)
 
     async def read_resource(
@@ -255,7 +265,7 @@ def build_toolbox_server(
         caller, toolbox = _toolbox(ctx)
         uri = str(params.uri)
         linked = await links.server_of(caller.owner, toolbox.name, uri)
-        owner = await members.owner_of(await reach(caller, toolbox), uri, linked)
+        owner = await members.owner_of(await reach(caller, toolbox, client_set(ctx)), uri, linked)
         if owner is None or owner.conn is None:
             raise MCPError(
                 resource_not_found_code(ctx.protocol_version),
@@ -271,14 +281,16 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         caller, toolbox = _toolbox(ctx)
-        found = await members.prompts(await reach(caller, toolbox))
+        found = await members.prompts(await reach(caller, toolbox, client_set(ctx)))
         return types.ListPromptsResult(prompts=[prompt for _, prompt in found])
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> PromptAnswer:
         caller, toolbox = _toolbox(ctx)
-        owner = await members.prompt_owner(await reach(caller, toolbox), params.name)
+        owner = await members.prompt_owner(
+            await reach(caller, toolbox, client_set(ctx)), params.name
+        )
         if owner is None or owner[0].conn is None:
             raise MCPError(
                 types.INVALID_PARAMS, f"{PROMPT_NOT_FOUND}: {params.name}", {"name": params.name}
@@ -298,7 +310,7 @@ def build_toolbox_server(
         ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         caller, toolbox = _toolbox(ctx)
-        reached = await reach(caller, toolbox)
+        reached = await reach(caller, toolbox, client_set(ctx))
         ref = params.ref
         owner: Member | None = None
         if isinstance(ref, types.PromptReference):
@@ -327,14 +339,15 @@ def build_toolbox_server(
         """`request` sent on to the member that owns what it names, with what a tool call
         passes through besides its result, built as the tools/call path builds it: the
         request's `_meta`, progress, log messages, the client's declared capabilities and
-        how it is asked a server's question (`relay_input`), cancellation."""
-        assert owner.conn is not None
+        how it is asked a server's question (`relay_input`), cancellation. The member was
+        reached on the connection for the client's declared set (`client_set`)."""
+        conn = owner.conn
+        assert conn is not None
         caller, toolbox = _toolbox(ctx)
         relay = Relay(caller.owner, toolbox.name, ctx.meta, progress_forwarder(ctx))
         relay.on_log = log_forwarder(ctx)
         relay_input(ctx, params, relay, questions)
         server = owner.server.name
-        conn = await members.connection_for(caller, toolbox, owner, relay.capabilities)
         return await sent_on(conn, server, request, answer, relay, name=name, bound_to=bound_to)
 
     def cancellable(handler: Handler[ParamsT, AnswerT]) -> Handler[ParamsT, AnswerT]:

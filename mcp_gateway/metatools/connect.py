@@ -55,8 +55,9 @@ async def connection(
     declared: Mapping[str, Any] | None = None,
 ) -> Connection:
     """The live connection (connecting once however many callers wait); ConnectFailed,
-    SignInRequired. `declared`: a call's client's (relayed) capabilities; None for a
-    listing, which reads the server's base connection."""
+    SignInRequired. `declared`: the calling client's (relayed) capabilities, so that a
+    listing shows what the server offers such a client, and a call reaches the server as
+    that client; None (a client that declared none): the server's base connection."""
     key = pool_key(caller, toolbox, server)
     declares = canonical(declared) if declared else ""
     if declares and not offers_modern(server):
@@ -65,6 +66,37 @@ async def connection(
     if not declares or conn.modern:  # 2026-07-28: each request carries the call's set
         return conn
     return await _pooled(pool, caller, toolbox, server, accounts, _for(key, declares))
+
+
+def served_key(
+    pool: Pool,
+    caller: Caller,
+    toolbox: ToolboxConfig,
+    server: ServerConfig,
+    declared: Mapping[str, Any] | None = None,
+) -> PoolKey:
+    """The key of the connection `connection` would give now (a stdio server's base,
+    while it is not known to speak 2026-07-28 or not, which `connection` connects first)."""
+    key = pool_key(caller, toolbox, server)
+    declares = canonical(declared) if declared else ""
+    if not declares:
+        return key
+    if not offers_modern(server):
+        return _for(key, declares)
+    base = pool.live(key)
+    return key if base is None or base.modern else _for(key, declares)
+
+
+def ready(
+    pool: Pool,
+    caller: Caller,
+    toolbox: ToolboxConfig,
+    server: ServerConfig,
+    declared: Mapping[str, Any] | None = None,
+) -> Connection | None:
+    """The connection `connection` would give now, without waiting nor connecting; None
+    if it would have to connect."""
+    return pool.ready(served_key(pool, caller, toolbox, server, declared), server)
 
 
 def _for(key: PoolKey, declares: str) -> PoolKey:

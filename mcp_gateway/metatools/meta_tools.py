@@ -3,6 +3,7 @@ rate limiter, the connected accounts, the tenants' known tools)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.shared.dispatcher import ProgressFnT
@@ -23,8 +24,13 @@ class MetaTools:
         self.user = ToolUser(parts)
         self.searcher = ToolSearcher(parts, parts.known_tools or KnownTools(parts.pool))
 
-    async def open_toolbox(self, caller: Caller, arguments: dict[str, Any] | None) -> Outcome:
-        return await self.opener(caller, arguments)
+    async def open_toolbox(
+        self,
+        caller: Caller,
+        arguments: dict[str, Any] | None,
+        declared: Mapping[str, Any] | None = None,
+    ) -> Outcome:
+        return await self.opener(caller, arguments, declared)
 
     async def search_tools(self, caller: Caller, arguments: dict[str, Any] | None) -> Outcome:
         return await self.searcher(caller, arguments)

@@ -1,9 +1,15 @@
 """`open_toolbox`: the contract's checks, in its order, then every server of the toolbox
-connected at once, and the tools they offer listed (after filters and pinning)."""
+connected at once, and the tools they offer listed (after filters and pinning).
+
+A server spoken to in 2025-11-25 may offer some tools only to a client that declared a
+capability (server-everything's `trigger-elicitation-request`): the tools listed are
+those of the connection the caller's calls go on (`connect.connection` with its declared
+set), so that it sees what it would see connected directly, no more."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +17,10 @@ import anyio
 import mcp_types as types
 
 from mcp_gateway.downstream.connection import Connection
+from mcp_gateway.downstream.envelope import canonical
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors, policy
-from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
+from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key, ready
 from mcp_gateway.metatools.errors import GatewayError
 from mcp_gateway.metatools.parts import MetaToolParts
 from mcp_gateway.metatools.schemas import named_toolbox, parse_open_args
@@ -44,19 +51,32 @@ def visible_toolbox(caller: Caller, name: str, toolbox: ToolboxConfig | None) ->
     return toolbox
 
 
+def _cache_key(
+    caller: Caller, toolbox: ToolboxConfig, declared: Mapping[str, Any] | None
+) -> tuple[int, str, str]:
+    return (caller.tenant.tenant_id, toolbox.name, canonical(declared) if declared else "")
+
+
 class ToolboxOpener:
     def __init__(self, parts: MetaToolParts) -> None:
         self.accounts = parts.accounts
         self.pool = parts.pool
         self.open_toolboxes = parts.open_toolboxes
         self.limiter = parts.limiter
-        # What the last successful open of each toolbox returned, serialized once, and what
-        # it was made from: the tenant's snapshot of the toolbox (its servers, filters and
-        # approved pins; a new snapshot on any change), the connections it listed and the
-        # version of each one's tools.
-        self._opened: dict[tuple[int, str], _Opened] = {}
+        # What the last successful open of each toolbox for each declared set returned,
+        # serialized once, and what it was made from: the tenant's snapshot of the toolbox
+        # (its servers, filters and approved pins; a new snapshot on any change), the
+        # connections it listed and the version of each one's tools.
+        self._opened: dict[tuple[int, str, str], _Opened] = {}
 
-    async def __call__(self, caller: Caller, arguments: dict[str, Any] | None) -> Outcome:
+    async def __call__(
+        self,
+        caller: Caller,
+        arguments: dict[str, Any] | None,
+        declared: Mapping[str, Any] | None = None,
+    ) -> Outcome:
+        """`declared`: the calling client's relayed capabilities, as a `use_tool` of its
+        carries them (`ToolCall.capabilities`); None: it declared none."""
         named = named_toolbox(arguments)
         toolbox = caller.tenant.toolbox(named.toolbox) if named.toolbox else None
         try:
@@ -68,9 +88,9 @@ class ToolboxOpener:
             )
             if wait:
                 raise errors.open_rate_limited(toolbox.name, wait)
-            opened = self.reopened(caller, toolbox)
+            opened = self.reopened(caller, toolbox, declared)
             if opened is None:
-                opened = await self._open_and_list(caller, toolbox)
+                opened = await self._open_and_list(caller, toolbox, declared)
         except GatewayError as error:
             return failed(error, named, toolbox)
         await self.open_toolboxes.mark_open(caller.owner, toolbox.name)
@@ -87,26 +107,30 @@ class ToolboxOpener:
         served = tuple(c.redact for c in opened.connections if isinstance(c, Connection))
         return Outcome(result, named, toolbox, redactors=served, decision=decision)
 
-    def reopened(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened | None:
-        """The last open's answer, when the same snapshot's servers are all connected on
-        the same connections, their tools listed no more since: nothing it was made from
-        has changed."""
-        opened = self._opened.get((caller.tenant.tenant_id, toolbox.name))
+    def reopened(
+        self, caller: Caller, toolbox: ToolboxConfig, declared: Mapping[str, Any] | None = None
+    ) -> _Opened | None:
+        """The last open's answer for the declared set, when the same snapshot's servers
+        are all connected on the same connections, their tools listed no more since:
+        nothing it was made from has changed."""
+        opened = self._opened.get(_cache_key(caller, toolbox, declared))
         if opened is None or opened.toolbox is not toolbox:
             return None
         for server, conn, version in zip(
             toolbox.servers, opened.connections, opened.versions, strict=True
         ):
-            if self.pool.ready(pool_key(caller, toolbox, server), server) is not conn:
+            if ready(self.pool, caller, toolbox, server, declared) is not conn:
                 return None
             if not isinstance(conn, Connection) or conn.tools_version != version:
                 return None
         return opened
 
-    async def _open_and_list(self, caller: Caller, toolbox: ToolboxConfig) -> _Opened:
+    async def _open_and_list(
+        self, caller: Caller, toolbox: ToolboxConfig, declared: Mapping[str, Any] | None
+    ) -> _Opened:
         outcomes: dict[str, Connection | str] = {}
         versions: dict[str, int] = {}
-        result = await self._open(caller, toolbox, outcomes, versions)
+        result = await self._open(caller, toolbox, outcomes, versions, declared)
         text = json.dumps(result, ensure_ascii=False)
         if len(text) > self.pool.max_result_bytes:
             raise errors.open_too_large(toolbox.name, len(text), self.pool.max_result_bytes)
@@ -114,7 +138,7 @@ class ToolboxOpener:
         listed = tuple(versions.get(server.name, -1) for server in toolbox.servers)
         opened = _Opened(toolbox, connections, text, result, listed)
         if all(isinstance(conn, Connection) for conn in connections):  # no failure kept
-            self._opened[(caller.tenant.tenant_id, toolbox.name)] = opened
+            self._opened[_cache_key(caller, toolbox, declared)] = opened
         return opened
 
     async def _open(
@@ -123,6 +147,7 @@ class ToolboxOpener:
         toolbox: ToolboxConfig,
         outcomes: dict[str, Connection | str],
         versions: dict[str, int],
+        declared: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         incidents: dict[str, str] = {}
         connect_urls: dict[str, str] = {}
@@ -130,7 +155,7 @@ class ToolboxOpener:
         async def connect(server: ServerConfig) -> None:
             try:
                 outcomes[server.name] = await connection(
-                    self.pool, caller, toolbox, server, self.accounts
+                    self.pool, caller, toolbox, server, self.accounts, declared
                 )
             except SignInRequired as exc:
                 # Its tools as another person's connection lists them (use_tool then asks

@@ -21,12 +21,11 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from mcp_gateway.downstream.connected.accounts import SHARED_NEEDED
 from mcp_gateway.downstream.connection import Connection
 from mcp_gateway.downstream.failures import DownstreamFailure
 from mcp_gateway.downstream.pool import ConnectFailed
 from mcp_gateway.metatools import errors, policy
-from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key
+from mcp_gateway.metatools.connect import SignInRequired, connection, pool_key, served_key
 from mcp_gateway.metatools.errors import ErrorCode, GatewayError
 from mcp_gateway.metatools.open_state import OpenToolboxes
 from mcp_gateway.metatools.parts import MetaToolParts
@@ -135,14 +134,22 @@ class ToolboxMembers:
         # What each connection listed last (resources and templates): whose a URI is.
         self._listed: WeakKeyDictionary[Connection, _Listed] = WeakKeyDictionary()
 
-    async def connect(self, caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
-        """Every server of the toolbox connected at once, in toolbox order; one that fails
-        is there unconnected (its failure is the pool's, logged where it happened). When a
-        server is to be started (not one starting, nor one its failures' cooldown holds
-        back), this is an open: held to open_toolbox's rate limit (GatewayError
-        RATE_LIMITED before anything starts)."""
+    async def connect(
+        self,
+        caller: Caller,
+        toolbox: ToolboxConfig,
+        declared: Mapping[str, Any] | None = None,
+    ) -> list[Member]:
+        """Every server of the toolbox connected at once, in toolbox order, each on the
+        connection a request of a client that declared `declared` (relayed capabilities)
+        goes on (`connect.connection`: so it lists what the server offers such a client,
+        and is asked as that client); one that fails is there unconnected (its failure is
+        the pool's, logged where it happened). When a server is to be started (not one
+        starting, nor one its failures' cooldown holds back), this is an open: held to
+        open_toolbox's rate limit (GatewayError RATE_LIMITED before anything starts)."""
         found: dict[str, Member] = {}
-        if any(self.pool.would_start(pool_key(caller, toolbox, s), s) for s in toolbox.servers):
+        keys = [(served_key(self.pool, caller, toolbox, s, declared), s) for s in toolbox.servers]
+        if any(self.pool.would_start(key, server) for key, server in keys):
             wait = await self.limiter.wait_for_open(
                 caller.tenant.tenant_id, caller.key.key_id, caller.key.limits
             )
@@ -151,7 +158,7 @@ class ToolboxMembers:
 
         async def reach(server: ServerConfig) -> None:
             try:
-                conn = await connection(self.pool, caller, toolbox, server, self.accounts)
+                conn = await connection(self.pool, caller, toolbox, server, self.accounts, declared)
             except SignInRequired:
                 listed = self.pool.anyones(pool_key(caller, toolbox, server))
                 found[server.name] = Member(server, None, listed)
@@ -172,31 +179,6 @@ class ToolboxMembers:
             for server in toolbox.servers:
                 group.start_soon(reach, server)
         return [found[server.name] for server in toolbox.servers]
-
-    async def connection_for(
-        self,
-        caller: Caller,
-        toolbox: ToolboxConfig,
-        member: Member,
-        declared: Mapping[str, Any] | None,
-    ) -> Connection:
-        """The connection a request of `member` goes on for a client that declared
-        `declared` (relayed): the member's own, unless its server speaks 2025-11-25 and the
-        client declared some, which then gets the pool's connection for its set, as a tool
-        call does (`connect.connection`). A failure to connect is an MCPError, as a
-        failure of the gateway's on the request would be."""
-        assert member.conn is not None
-        if not declared or member.conn.modern:
-            return member.conn
-        try:
-            return await connection(
-                self.pool, caller, toolbox, member.server, self.accounts, declared
-            )
-        except ConnectFailed as exc:
-            data = {"incident": exc.incident} if exc.incident else None
-            raise MCPError(types.INTERNAL_ERROR, exc.reason, data) from None
-        except SignInRequired:  # the member's connection is up: its account was fine
-            raise MCPError(types.INTERNAL_ERROR, SHARED_NEEDED) from None
 
     def live(self, caller: Caller, toolbox: ToolboxConfig) -> list[Member]:
         """The toolbox's servers whose connections are up now, none started nor counted as
@@ -232,7 +214,11 @@ class ToolboxMembers:
         return [tool.model_copy(update={"name": name}) for name, tool in unique(named)]
 
     async def tool_ref(
-        self, caller: Caller, toolbox: ToolboxConfig, name: str
+        self,
+        caller: Caller,
+        toolbox: ToolboxConfig,
+        name: str,
+        declared: Mapping[str, Any] | None = None,
     ) -> tuple[str, str] | None:
         """The server and tool a listed name leads to (None: it leads nowhere). One server
         whose name it starts with: that server's (use_tool then checks the tool). Several:
@@ -247,7 +233,7 @@ class ToolboxMembers:
         ]
         if len(candidates) <= 1:
             return next(((server.name, tool) for server, tool in candidates), None)
-        members = {m.server.name: m for m in await self.connect(caller, toolbox)}
+        members = {m.server.name: m for m in await self.connect(caller, toolbox, declared)}
         offering = [
             (server.name, tool)
             for server, tool in candidates
