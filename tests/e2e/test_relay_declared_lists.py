@@ -8,32 +8,26 @@ only to a client whose `initialize` declared elicitation. The lists a caller get
 go on: the pool's base connection for a client that declared nothing, the connection for
 its set for one that declared some. Under trust-first pinning such a tool, which the
 server's first offer (the base's) did not hold, waits for an admin like any new tool, and
-is recorded where the admin approves it."""
+is recorded where the admin approves it (`test_relay_declared_pins.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from asgiref.sync import sync_to_async
 
-from tests.harness.live import LiveGateway, TenantSetup, make_tenant_setup, running_gateway
+from tests.harness.live import TenantSetup, make_tenant_setup
 from tests.harness.results import payload, use
 from tests.harness.toolbox_world import add_everything, endpoint, needs_node
-from tests.harness.waits import eventually
-from toolboxes import pins
-from toolboxes.models import PinState, ToolPin
 
-pytestmark = [pytest.mark.anyio, needs_node]
+pytestmark = [pytest.mark.anyio, needs_node, pytest.mark.xdist_group("relay_declared_lists")]
 
 GATED = "trigger-elicitation-request"
 ASKED = "Please provide inputs for the following fields:"
 # What it offers a client that declared elicitation (form and URL, as the SDK declares it).
 GATED_ALL = {GATED, "trigger-url-elicitation"}
-HELD = f"Tool '{GATED}' in server 'everything' is waiting for an admin's approval"
 
 
 class Declines:
@@ -122,54 +116,3 @@ async def test_the_toolbox_endpoint_lists_it_to_such_a_client_only(module_gatewa
     assert declines.asked == [ASKED]
     # Not offered to a client that declared nothing: as the server itself answers it.
     assert refused.is_error
-
-
-# Trust-first: the base's offer trusted first, then the set's tool waits for an admin.
-
-
-def trusted() -> bool:
-    return PinState.objects.exclude(trusted_fingerprint="").exists()
-
-
-def held_pins() -> list[str]:
-    return sorted(pin.name for pin in ToolPin.objects.all() if pin.is_held)
-
-
-@pytest.fixture
-def pinned(transactional_db) -> Iterator[tuple[LiveGateway, TenantSetup]]:
-    setup = make_tenant_setup("gatedpins")
-    add_everything(setup.toolbox("dev"))  # trust-first, the default
-    with running_gateway() as live:
-        yield live, setup
-
-
-async def test_under_trust_first_the_tool_waits_for_an_admin_then_is_listed(pinned):
-    live, setup = pinned
-    declines = Declines()
-    with anyio.fail_after(180):
-        async with live.session(setup.key) as plain:
-            await open_dev(plain)
-            await eventually(sync_to_async(trusted), 30, "the base's offer to be trusted")
-        async with live.session(setup.key, elicitation_callback=declines.elicit) as asking:
-
-            async def held_now() -> bool:
-                return HELD in (await open_dev(asking)).get("_held", [])
-
-            await eventually(held_now, 30, "the set's tool to be held")
-            await eventually(
-                lambda: sync_to_async(lambda: GATED in held_pins())(),
-                30,
-                "the set's offer recorded for the admin",
-            )
-            gated = await sync_to_async(
-                lambda: list(ToolPin.objects.filter(server__name="everything", name=GATED))
-            )()
-            await sync_to_async(pins.approve)(gated)
-
-            async def listed_now() -> bool:
-                return GATED in names(await open_dev(asking))
-
-            await eventually(listed_now, 30, "the approved tool to be listed")
-            called = await asking.call_tool("use_tool", use("dev", "everything", GATED))
-    assert not called.is_error, called
-    assert declines.asked == [ASKED]
