@@ -53,14 +53,23 @@ def write_connection(
         cause=cause,
         notes_checked=notes_checked,
     )
-    if ok and pinning != OFF:
-        server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
-        if server is not None:
-            tool_pins.record_offer(server, fingerprint, definitions)
+    if ok:
+        _pin_offer(server_id, pinning, fingerprint, definitions)
 
 
 # A gateway's new connection, in one trip to the ORM's thread.
 record_connection = in_thread(write_connection)
+
+
+def _pin_offer(
+    server_id: int, pinning: str, fingerprint: str, definitions: list[dict[str, Any]]
+) -> None:
+    """An ok connection's offer recorded for pinning (unless pinning is off)."""
+    if pinning == OFF:
+        return
+    server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
+    if server is not None:
+        tool_pins.record_offer(server, fingerprint, definitions)
 
 
 def write_set_offer(
@@ -78,10 +87,8 @@ def write_set_offer(
     declared set: `metatools.connect`), recorded for pinning only, so that a tool offered
     only to such a client waits for an admin as any new tool does, and can be approved;
     the server's status stays its base connection's (`write_connection`)."""
-    if ok and pinning != OFF:
-        server = Server.objects.select_related("toolbox").filter(pk=server_id).first()
-        if server is not None:
-            tool_pins.record_offer(server, fingerprint, definitions)
+    if ok:
+        _pin_offer(server_id, pinning, fingerprint, definitions)
 
 
 # A gateway's new connection for a declared set, in one trip to the ORM's thread.

@@ -58,14 +58,14 @@ async def connection(
     SignInRequired. `declared`: the calling client's (relayed) capabilities, so that a
     listing shows what the server offers such a client, and a call reaches the server as
     that client; None (a client that declared none): the server's base connection."""
-    key = pool_key(caller, toolbox, server)
-    declares = canonical(declared) if declared else ""
-    if declares and not offers_modern(server):
-        return await _pooled(pool, caller, toolbox, server, accounts, _for(key, declares))
+    key = served_key(pool, caller, toolbox, server, declared)
     conn = await _pooled(pool, caller, toolbox, server, accounts, key)
-    if not declares or conn.modern:  # 2026-07-28: each request carries the call's set
+    if not declared or key.declares or conn.modern:  # 2026-07-28: each request tells the set
         return conn
-    return await _pooled(pool, caller, toolbox, server, accounts, _for(key, declares))
+    # A stdio server's base, connected just now to learn its protocol: 2025-11-25, so the
+    # set's connection (unless the set is empty: the base's own key again).
+    again = served_key(pool, caller, toolbox, server, declared)
+    return conn if again == key else await _pooled(pool, caller, toolbox, server, accounts, again)
 
 
 def served_key(
@@ -75,8 +75,10 @@ def served_key(
     server: ServerConfig,
     declared: Mapping[str, Any] | None = None,
 ) -> PoolKey:
-    """The key of the connection `connection` would give now (a stdio server's base,
-    while it is not known to speak 2026-07-28 or not, which `connection` connects first)."""
+    """The key of the connection `connection` would give now, the one home of its rule:
+    the base for a client that declared none and for a server spoken to in 2026-07-28,
+    else the connection for the client's set; a stdio server's base while it is not known
+    to speak 2026-07-28 or not (`connection` connects it first, then asks again)."""
     key = pool_key(caller, toolbox, server)
     declares = canonical(declared) if declared else ""
     if not declares:

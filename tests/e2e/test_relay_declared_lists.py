@@ -63,14 +63,19 @@ async def open_dev(session: Any) -> dict[str, Any]:
     return payload(await session.call_tool("open_toolbox", {"toolbox": "dev"}))
 
 
-async def test_a_2025_client_that_declared_elicitation_is_listed_the_tool_and_calls_it(
-    module_gateway, caller
+@pytest.mark.parametrize(
+    "connect", ["session", "client"], ids=["2025-11-25 client", "2026-07-28 client"]
+)
+async def test_a_client_that_declared_elicitation_is_listed_the_tool_and_calls_it(
+    module_gateway, caller, connect
 ):
+    """`session`: a 2025-11-25 client (initialize); `client`: a 2026-07-28 one."""
+    opened = getattr(module_gateway, connect)
     declines = Declines()
     with anyio.fail_after(120):
         async with (
-            module_gateway.session(caller.key) as plain,
-            module_gateway.session(caller.key, elicitation_callback=declines.elicit) as asking,
+            opened(caller.key) as plain,
+            opened(caller.key, elicitation_callback=declines.elicit) as asking,
         ):
             listed_plain, listed_asking = await open_dev(plain), await open_dev(asking)
             called = await asking.call_tool("use_tool", use("dev", "everything", GATED))
@@ -79,21 +84,6 @@ async def test_a_2025_client_that_declared_elicitation_is_listed_the_tool_and_ca
     # Nothing else differs: every tool offered to both, and the elicitation ones besides.
     assert set(names(listed_plain)) < set(names(listed_asking))
     assert set(names(listed_asking)) - set(names(listed_plain)) == GATED_ALL
-    assert not called.is_error, called
-    assert declines.asked == [ASKED]
-
-
-async def test_a_2026_client_that_declared_elicitation_is_listed_the_tool(module_gateway, caller):
-    declines = Declines()
-    with anyio.fail_after(120):
-        async with (
-            module_gateway.client(caller.key) as plain,
-            module_gateway.client(caller.key, elicitation_callback=declines.elicit) as asking,
-        ):
-            listed_plain, listed_asking = await open_dev(plain), await open_dev(asking)
-            called = await asking.call_tool("use_tool", use("dev", "everything", GATED))
-    assert GATED not in names(listed_plain)
-    assert GATED in names(listed_asking)
     assert not called.is_error, called
     assert declines.asked == [ASKED]
 
